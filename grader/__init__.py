@@ -1,0 +1,64 @@
+"""Grader for JAX/Flax mixed-precision exercises.
+
+Notebook use:
+
+    from grader import grade_function
+    result = grade_function("bf16_train_step", mixed_precision_step)
+    print(result.status, result.message)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from grader.cases import SECRET_ENV
+from grader.grading import Grader
+from grader.isolation import Limits
+from grader.problems import find_course
+from grader.results import CaseResult, GradeReport, MatchedPitfall, ProblemResult, Status
+
+
+def _grader(course_root: str | Path | None, secret: str | None, timeout: float) -> Grader:
+    course = find_course(Path(course_root) if course_root else None)
+    return Grader(
+        course, secret=secret if secret is not None else os.environ.get(SECRET_ENV), limits=Limits(timeout)
+    )
+
+
+def grade_function(
+    problem_id: str,
+    fn: Callable,
+    *,
+    course_root: str | Path | None = None,
+    secret: str | None = None,
+    timeout: float = Limits.timeout,
+) -> ProblemResult:
+    """Grades a function object (called in this process) and returns the same result as `grade`."""
+    grader = _grader(course_root, secret, timeout)
+    return grader.grade_function(grader.course.problem(problem_id), fn)
+
+
+def grade_file(
+    problem_id: str,
+    path: str | Path,
+    *,
+    course_root: str | Path | None = None,
+    secret: str | None = None,
+    timeout: float = Limits.timeout,
+) -> ProblemResult:
+    """Grades a submission file in an isolated child process, as `grade ID --submission FILE` does."""
+    grader = _grader(course_root, secret, timeout)
+    return grader.grade_file(grader.course.problem(problem_id), Path(path))
+
+
+__all__ = [
+    "CaseResult",
+    "GradeReport",
+    "MatchedPitfall",
+    "ProblemResult",
+    "Status",
+    "grade_file",
+    "grade_function",
+]

@@ -1,0 +1,212 @@
+"""The child side of grading: loads submissions and calls their function on every case.
+
+Run as a script in a fresh interpreter (`python -I child.py REQUEST_FD RESULT_FD`), never imported by the
+learner's process. It reads one pickled request from the grader, then writes one JSON object per line to
+the private result pipe:
+
+    {"event": "load", "label": ..., "ok": true, "seconds": ...}
+    {"event": "load", "label": ..., "ok": false, "kind": ..., "message": ..., "detail": ...}
+    {"event": "case", "label": ..., "index": ..., "seconds": ..., "returned": {...}}
+    {"event": "case", "label": ..., "index": ..., "seconds": ..., "raised": {...}}
+    {"event": "done"}
+
+A returned value is {"kind": "array", "type", "dtype", "shape", "float", "values" (base64 of float64)}
+or {"kind": "other", "type", "repr"}. Standalone on purpose: it imports only the standard library, numpy
+and jax, so that the grader package itself need not be importable here.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import importlib.abc
+import importlib.util
+import inspect
+import json
+import os
+import pickle
+import reprlib
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+MAX_ENTRIES = 1 << 16
+MAX_TEXT = 4000
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    module = kind.__module__
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+
+
+def encode_returned(value: Any) -> dict[str, Any]:
+    """Returns a JSON-safe description of what the learner's function returned."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    if not isinstance(value, np.ndarray | jax.Array):
+        return {"kind": "other", "type": _type_name(value), "repr": reprlib.repr(value)[:200]}
+    try:
+        array = np.asarray(value)
+        described = {
+            "kind": "array",
+            "type": _type_name(value),
+            "dtype": str(array.dtype),
+            "shape": [int(n) for n in array.shape],
+            "float": bool(jnp.issubdtype(array.dtype, jnp.floating)),
+        }
+        if array.size <= MAX_ENTRIES and array.dtype.kind in "fiubV":
+            values = np.ascontiguousarray(array.astype(np.float64)).reshape(-1)
+            described["values"] = base64.b64encode(values.astype("<f8").tobytes()).decode("ascii")
+        return described
+    except Exception as exc:  # a value that converts badly is still an answer to report
+        return {"kind": "other", "type": _type_name(value), "repr": f"unreadable array ({exc})"[:200]}
+
+
+def _cap(text: str) -> str:
+    return (
+        text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 40] + f"\n... ({len(text) - MAX_TEXT} chars cut)"
+    )
+
+
+def _learner_traceback(exc: BaseException, submission: Path) -> str:
+    """Returns the traceback of `exc` keeping only the frames in the learner's own folder."""
+    folder = str(submission.parent)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(folder)]
+    lines = ["Traceback (your code, most recent call last):\n", *traceback.format_list(frames)]
+    lines += traceback.format_exception_only(type(exc), exc)
+    return _cap("".join(lines))
+
+
+def describe_exception(exc: BaseException, submission: Path) -> dict[str, Any]:
+    """Returns the JSON-safe description of an exception raised by learner code."""
+    if isinstance(exc, SystemExit):
+        message = f"called sys.exit({exc.code!r})"
+    else:
+        message = _cap(str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+    return {
+        "type": type(exc).__name__,
+        "message": message,
+        "not_implemented": isinstance(exc, NotImplementedError),
+        "traceback": _learner_traceback(exc, submission),
+    }
+
+
+class _BlockImports(importlib.abc.MetaPathFinder):
+    """Refuses the grader's own packages to learner code, with a message that says why."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = set(names)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in self.names:
+            raise ImportError(
+                f"submissions may not import {fullname!r}: the grader and the reference solutions are "
+                "out of bounds; use jax, flax, optax and numpy"
+            )
+        return None
+
+
+def _load_failure(kind: str, message: str, detail: str = "") -> dict[str, Any]:
+    return {"ok": False, "kind": kind, "message": _cap(message), "detail": _cap(detail)}
+
+
+def load_function(path: Path, function: str, parameters: list[str], module_name: str):
+    """Imports the submission and returns (function, None) or (None, failure description)."""
+    signature = f"{function}({', '.join(parameters)})"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        return None, _load_failure("import", f"{path.name} cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        where = f"{Path(exc.filename or path).name}, line {exc.lineno}"
+        text = (exc.text or "").rstrip("\n")
+        caret = " " * max((exc.offset or 1) - 1, 0) + "^" if text else ""
+        detail = f"    {text}\n    {caret}" if text else ""
+        return None, _load_failure("syntax", f"SyntaxError: {exc.msg} ({where})", detail)
+    except BaseException as exc:
+        raised = describe_exception(exc, path)
+        message = (
+            raised["message"] if isinstance(exc, SystemExit) else f"{raised['type']}: {raised['message']}"
+        )
+        return None, _load_failure("import", f"{message} while importing {path.name}", raised["traceback"])
+    candidate = getattr(module, function, None)
+    if candidate is None:
+        defined = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+        close = difflib.get_close_matches(function, defined, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return None, _load_failure(
+            "missing_function", f"{path.name} defines no function {function!r} (expected {signature}){hint}"
+        )
+    if not callable(candidate):
+        return None, _load_failure("missing_function", f"{function} in {path.name} is not a function")
+    try:
+        inspect.signature(candidate).bind(*parameters)
+    except TypeError:
+        return None, _load_failure(
+            "signature", f"{function}{inspect.signature(candidate)} cannot be called as {signature}"
+        )
+    except ValueError:
+        pass  # builtins without a signature: let the call decide
+    return candidate, None
+
+
+def call_case(fn, inputs: dict[str, Any], submission: Path) -> dict[str, Any]:
+    """Calls the learner's function on fresh copies of one case's inputs and describes the outcome."""
+    import numpy as np
+
+    args = [value.copy() if isinstance(value, np.ndarray) else value for value in inputs.values()]
+    start = time.perf_counter()
+    try:
+        value = fn(*args)
+        outcome = {"returned": encode_returned(value)}
+    except BaseException as exc:
+        outcome = {"raised": describe_exception(exc, submission)}
+    outcome["seconds"] = time.perf_counter() - start
+    return outcome
+
+
+class _Channel:
+    def __init__(self, fd: int) -> None:
+        self._file = os.fdopen(fd, "w", encoding="utf-8")
+
+    def send(self, **event: Any) -> None:
+        self._file.write(json.dumps(event, allow_nan=True) + "\n")
+        self._file.flush()
+
+
+def main(argv: list[str]) -> None:
+    request_fd, result_fd = int(argv[1]), int(argv[2])
+    with os.fdopen(request_fd, "rb") as source:
+        request = pickle.load(source)  # written by the grader, never by learner code
+    channel = _Channel(result_fd)
+    import jax  # noqa: F401  (imported before learner code, so its cost is not the learner's)
+    import numpy  # noqa: F401
+
+    if request["block_imports"]:
+        sys.meta_path.insert(0, _BlockImports(request["block_imports"]))
+    for number, (label, path) in enumerate(request["submissions"]):
+        path = Path(path)
+        start = time.perf_counter()
+        fn, failure = load_function(path, request["function"], request["parameters"], f"submission_{number}")
+        if failure:
+            channel.send(event="load", label=label, **failure)
+            continue
+        channel.send(event="load", label=label, ok=True, seconds=time.perf_counter() - start)
+        for index, inputs in request["cases"]:
+            channel.send(event="case", label=label, index=index, **call_case(fn, inputs, path))
+    channel.send(event="done")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # skip atexit hooks and threads the learner may have left behind
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,197 @@
+"""Grading one problem: run the learner and the reference on the same cases, compare, name the mistake."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from grader.cases import Case, describe_inputs, make_cases
+from grader.child import call_case
+from grader.compare import compare_outputs
+from grader.diagnose import diagnose
+from grader.errors import CourseError, UsageError
+from grader.isolation import CaseOutcome, IsolatedRun, Limits, LoadFailure, RunOutcome
+from grader.problems import Course, Problem
+from grader.protocol import Returned, decode_raised, decode_returned
+from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status
+from grader.trusted import TrustedOutputs, reference_outputs_or_raise
+
+REFERENCE = "reference"
+
+
+def _case_result(
+    case: Case, outcome: RunOutcome, expected: np.ndarray, problem: Problem, hidden: bool
+) -> CaseResult:
+    inputs = "" if hidden else describe_inputs(case)
+    ran = outcome.cases.get(case.index)
+    if ran is None:
+        if outcome.stopped_in_case == case.index:
+            return CaseResult(case.index, case.family, Status.ERROR, message=outcome.stopped, inputs=inputs)
+        reason = "an earlier case stopped the run" if outcome.stopped else "the submission did not load"
+        return CaseResult(case.index, case.family, Status.NOT_RUN, message=f"not run: {reason}")
+    if ran.raised:
+        raised = ran.raised
+        if raised.not_implemented:  # the untouched stub: its traceback teaches nothing
+            message = f"not implemented yet ({raised.message})" if raised.message else "not implemented yet"
+            return CaseResult(case.index, case.family, Status.ERROR, message=message, seconds=ran.seconds)
+        message = (
+            f"raised {raised.type_name}: {raised.message}" if raised.message else f"raised {raised.type_name}"
+        )
+        return CaseResult(
+            case.index,
+            case.family,
+            Status.ERROR,
+            message=message,
+            traceback=raised.traceback,
+            seconds=ran.seconds,
+            inputs=inputs,
+        )
+    assert ran.returned is not None
+    comparison = compare_outputs(ran.returned, expected, problem.tolerance, problem.returns)
+    got = ran.returned.values if ran.returned.kind == "array" else None
+    return CaseResult(
+        case.index,
+        case.family,
+        Status.PASS if comparison.passed else Status.FAIL,
+        message=comparison.message,
+        expected=expected,
+        got=got,
+        max_abs_err=comparison.max_abs_err,
+        max_rel_err=comparison.max_rel_err,
+        error_ratio=comparison.error_ratio,
+        seconds=ran.seconds,
+        inputs=inputs,
+    )
+
+
+def _summary(cases: list[CaseResult], load_failure: LoadFailure | None) -> tuple[Status, str]:
+    if load_failure:
+        return Status.ERROR, load_failure.message
+    errors = [case for case in cases if case.status is Status.ERROR]
+    failures = [case for case in cases if case.status is Status.FAIL]
+    if errors:
+        first = errors[0]
+        if all(case.message == first.message for case in errors) and len(errors) == len(cases):
+            return Status.ERROR, f"{first.message} (every case)"
+        return Status.ERROR, f"{first.label}: {first.message}"
+    if failures:
+        return Status.FAIL, f"{len(failures)} of {len(cases)} cases outside the tolerance"
+    return Status.PASS, f"all {len(cases)} cases within the tolerance"
+
+
+def _display_path(path: Path) -> str:
+    """Returns `path` relative to the working directory when it lies below it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+class Grader:
+    """Grades submissions for the problems of one course, in practice mode or (with a secret) hidden mode."""
+
+    def __init__(self, course: Course, secret: str | None = None, limits: Limits | None = None) -> None:
+        self.course = course
+        self.secret = secret or None
+        self.limits = limits or Limits()
+
+    @property
+    def mode(self) -> str:
+        return "hidden" if self.secret else "practice"
+
+    def _reference_path(self, problem: Problem) -> Path:
+        path = self.course.reference_path(problem)
+        if not path.is_file():
+            raise CourseError(
+                f"no reference solution at {path}: this checkout cannot grade {problem.id} "
+                "(grading needs the instructor's copy of the course)"
+            )
+        return path
+
+    def grade_file(self, problem: Problem, submission: Path) -> ProblemResult:
+        """Grades `submission` (a learner's stub.py or any file defining the function) in a child process."""
+        if not submission.is_file():
+            raise UsageError(f"no submission file at {submission}")
+        submission = submission.resolve()
+        start = time.monotonic()
+        cases = make_cases(problem, self.secret)
+        reference_path = self._reference_path(problem)
+        reference = TrustedOutputs(problem, {REFERENCE: reference_path}, cases, self.limits)
+        learner = IsolatedRun([("learner", submission)], problem, cases, self.limits).start()
+        outcome = learner.wait()["learner"]
+        expected = reference_outputs_or_raise(reference.result(), REFERENCE, reference_path)
+        shown = _display_path(submission)
+        return self._result(problem, cases, outcome, expected, shown, time.monotonic() - start)
+
+    def grade_function(self, problem: Problem, fn: Callable) -> ProblemResult:
+        """Grades a function object in this process (for notebooks); the reference still runs isolated."""
+
+        start = time.monotonic()
+        cases = make_cases(problem, self.secret)
+        reference_path = self._reference_path(problem)
+        reference = TrustedOutputs(problem, {REFERENCE: reference_path}, cases, self.limits)
+        outcome = RunOutcome(label="learner")
+        source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
+        for case in cases:
+            ran = call_case(fn, case.inputs, source)
+            outcome.cases[case.index] = CaseOutcome(
+                index=case.index,
+                seconds=ran["seconds"],
+                returned=decode_returned(ran["returned"]) if "returned" in ran else None,
+                raised=decode_raised(ran["raised"]) if "raised" in ran else None,
+            )
+        expected = reference_outputs_or_raise(reference.result(), REFERENCE, reference_path)
+        name = getattr(fn, "__qualname__", repr(fn))
+        return self._result(problem, cases, outcome, expected, f"<function {name}>", time.monotonic() - start)
+
+    def _result(
+        self,
+        problem: Problem,
+        cases: list[Case],
+        outcome: RunOutcome,
+        expected: dict[int, np.ndarray],
+        submission: str,
+        seconds: float,
+    ) -> ProblemResult:
+        hidden = self.secret is not None
+        case_results = [_case_result(case, outcome, expected[case.index], problem, hidden) for case in cases]
+        status, message = _summary(case_results, outcome.load_failure)
+        pitfall = None
+        returned = {i: ran.returned for i, ran in outcome.cases.items() if ran.returned is not None}
+        if status is not Status.PASS and returned:
+            pitfall = self._diagnose(problem, cases, returned, expected)
+        if pitfall:
+            message = f"{message}; this matches the named pitfall {pitfall.name!r}"
+        return ProblemResult(
+            problem=problem.id,
+            title=problem.title,
+            status=status,
+            submission=submission,
+            message=message,
+            cases=tuple(case_results),
+            pitfall=pitfall,
+            rtol=problem.tolerance.rtol,
+            atol=problem.tolerance.atol,
+            detail=outcome.load_failure.detail if outcome.load_failure else "",
+            stdout=outcome.stdout,
+            stderr=outcome.stderr,
+            seconds=seconds,
+        )
+
+    def _diagnose(
+        self,
+        problem: Problem,
+        cases: list[Case],
+        returned: dict[int, Returned],
+        expected: dict[int, np.ndarray],
+    ) -> MatchedPitfall | None:
+        paths = self.course.pitfall_paths(problem)
+        if not paths:
+            return None
+        results = TrustedOutputs(problem, paths, cases, self.limits).result()
+        outputs = {name: result for name, result in results.items() if isinstance(result, dict)}
+        pitfall = diagnose(problem, returned, expected, outputs)
+        return MatchedPitfall(pitfall.name, pitfall.title, pitfall.explanation) if pitfall else None

@@ -1,0 +1,301 @@
+"""Running submissions in a fresh child interpreter: scrubbed environment, private folder, time limits.
+
+The child (grader/child.py) is spawned, never forked, so it starts with no JAX state of ours. Results come
+back over a private pipe as JSON lines; the child's stdout, stderr and exit status are never read as a
+verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.cases import Case
+from grader.problems import Problem
+from grader.protocol import Raised, Returned, decode_raised, decode_returned
+
+CHILD_SCRIPT = Path(__file__).with_name("child.py")
+BLOCKED_IMPORTS = ["grader", "solutions"]
+# Variables that choose the backend or locale: passed through so learner and reference see the same device.
+PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
+OUTPUT_CAP = 16_000
+MAX_LINE = 64 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-case wall-clock limit, and the allowance for starting Python and importing the submission."""
+
+    timeout: float = 60.0
+    start_timeout: float = 120.0
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """Why a submission could not be imported or its function not called: one line, plus detail."""
+
+    kind: str  # syntax | import | missing_function | signature | crash
+    message: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    index: int
+    seconds: float
+    returned: Returned | None = None
+    raised: Raised | None = None
+
+
+@dataclass
+class RunOutcome:
+    """Everything one submission's run produced: load result, per-case outcomes, and how the run ended."""
+
+    label: str
+    load_failure: LoadFailure | None = None
+    cases: dict[int, CaseOutcome] = field(default_factory=dict)
+    stopped: str = ""  # why the run ended before its last case ("timed out after 60 s in case 3", ...)
+    stopped_in_case: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+
+
+def _child_env(workdir: Path) -> dict[str, str]:
+    env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+    env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+def _read_capped(path: Path) -> str:
+    size = path.stat().st_size if path.exists() else 0
+    if size == 0:
+        return ""
+    with path.open("rb") as handle:
+        head = handle.read(OUTPUT_CAP)
+        if size <= OUTPUT_CAP:
+            return head.decode("utf-8", "replace")
+    return head.decode("utf-8", "replace") + f"\n[... {size - OUTPUT_CAP:,} more bytes of output cut ...]\n"
+
+
+def _describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the process crashed ({name})"
+    return f"the process exited with status {returncode}"
+
+
+class _Reader:
+    """Reads JSON lines from the result pipe with a deadline per read."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+        self.closed = False
+
+    def next_event(self, deadline: float) -> dict | str | None:
+        """Returns the next event, None at end of stream, or "timeout"."""
+        while b"\n" not in self.buffer:
+            if self.closed:
+                return None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout"
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if not ready:
+                return "timeout"
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                self.closed = True
+                continue
+            self.buffer += chunk
+            if len(self.buffer) > MAX_LINE and b"\n" not in self.buffer:
+                return None
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return {"event": "garbage"}
+        return event if isinstance(event, dict) else {"event": "garbage"}
+
+
+class IsolatedRun:
+    """One child interpreter grading one or more submissions on the same cases.
+
+    `start()` returns at once; `wait()` collects the outcomes. Two runs (learner and reference) can be in
+    flight together.
+    """
+
+    def __init__(
+        self,
+        submissions: list[tuple[str, Path]],
+        problem: Problem,
+        cases: list[Case],
+        limits: Limits,
+        trusted: bool = False,
+    ) -> None:
+        self.submissions = submissions
+        self.problem = problem
+        self.cases = cases
+        self.limits = limits
+        self.trusted = trusted
+        self._thread: threading.Thread | None = None
+        self._outcomes: dict[str, RunOutcome] = {}
+
+    def start(self) -> IsolatedRun:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def wait(self) -> dict[str, RunOutcome]:
+        assert self._thread is not None, "start() first"
+        self._thread.join()
+        return self._outcomes
+
+    def _request(self) -> bytes:
+        return pickle.dumps(
+            {
+                "submissions": [(label, str(path)) for label, path in self.submissions],
+                "function": self.problem.function,
+                "parameters": list(self.problem.parameters),
+                "cases": [(case.index, case.inputs) for case in self.cases],
+                "block_imports": [] if self.trusted else BLOCKED_IMPORTS,
+            }
+        )
+
+    def _run(self) -> None:
+        workdir = Path(tempfile.mkdtemp(prefix="grade-"))
+        try:
+            self._run_in(workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _run_in(self, workdir: Path) -> None:
+        request_read, request_write = os.pipe()
+        result_read, result_write = os.pipe()
+        stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
+        with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
+            process = subprocess.Popen(
+                [sys.executable, "-I", str(CHILD_SCRIPT), str(request_read), str(result_write)],
+                pass_fds=(request_read, result_write),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                cwd=workdir,
+                env=_child_env(workdir),
+                start_new_session=True,
+            )
+        os.close(request_read)
+        os.close(result_write)
+        writer = threading.Thread(target=self._write_request, args=(request_write,), daemon=True)
+        writer.start()
+        try:
+            self._collect(process, _Reader(result_read))
+        finally:
+            _kill_group(process)
+            os.close(result_read)
+            writer.join(timeout=5)
+        for outcome in self._outcomes.values():
+            outcome.stdout = _read_capped(stdout_path)
+            outcome.stderr = _read_capped(stderr_path)
+
+    def _write_request(self, fd: int) -> None:
+        try:
+            with os.fdopen(fd, "wb") as sink:
+                sink.write(self._request())
+        except OSError:
+            pass  # the child died before reading: its outcome says why
+
+    def _collect(self, process: subprocess.Popen, reader: _Reader) -> None:
+        self._outcomes = {label: RunOutcome(label=label) for label, _ in self.submissions}
+        labels = iter(self._outcomes)
+        current = next(labels, None)
+        expected = [case.index for case in self.cases]
+        position = -1  # -1: waiting for the load event of `current`; else the next case's position
+        deadline = time.monotonic() + self.limits.start_timeout
+        while current is not None:
+            event = reader.next_event(deadline)
+            if event == "timeout" or event is None:
+                self._stop(process, self._outcomes[current], position, expected, timed_out=event == "timeout")
+                return
+            outcome = self._outcomes[current]
+            if event.get("label") != current:
+                continue  # garbage or events out of order: only the grader's protocol counts
+            if event.get("event") == "load" and position == -1:
+                if event.get("ok") is not True:
+                    outcome.load_failure = LoadFailure(
+                        kind=str(event.get("kind", "import")),
+                        message=str(event.get("message", ""))[:4000],
+                        detail=str(event.get("detail", ""))[:8000],
+                    )
+                position = 0 if event.get("ok") is True else len(expected)
+            elif event.get("event") == "case" and 0 <= position < len(expected):
+                index = expected[position]
+                if event.get("index") != index:
+                    continue
+                seconds = event.get("seconds")
+                outcome.cases[index] = CaseOutcome(
+                    index=index,
+                    seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
+                    returned=decode_returned(event["returned"]) if "returned" in event else None,
+                    raised=decode_raised(event["raised"]) if "raised" in event else None,
+                )
+                position += 1
+            else:
+                continue
+            if position == len(expected):
+                current, position = next(labels, None), -1
+                deadline = time.monotonic() + self.limits.start_timeout
+            else:
+                deadline = time.monotonic() + self.limits.timeout
+
+    def _stop(
+        self, process, outcome: RunOutcome, position: int, expected: list[int], timed_out: bool
+    ) -> None:
+        if timed_out:
+            _kill_group(process)
+            limit = self.limits.start_timeout if position == -1 else self.limits.timeout
+            reason = f"timed out after {limit:g} s"
+        else:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                _kill_group(process)
+            reason = _describe_exit(process.returncode)
+        if position == -1:
+            outcome.load_failure = LoadFailure(kind="crash", message=f"{reason} while loading the submission")
+        else:
+            outcome.stopped = reason
+            outcome.stopped_in_case = expected[position]
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def run_isolated(
+    submissions: list[tuple[str, Path]],
+    problem: Problem,
+    cases: list[Case],
+    limits: Limits | None = None,
+    trusted: bool = False,
+) -> dict[str, RunOutcome]:
+    """Runs each submission's function on every case in one fresh child and returns the outcomes by label."""
+    return IsolatedRun(submissions, problem, cases, limits or Limits(), trusted).start().wait()

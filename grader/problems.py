@@ -1,0 +1,173 @@
+"""The course on disk: problem folders, their metadata, and where references and pitfalls live."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Finite entries pass when |got - expected| <= atol + rtol * |expected|."""
+
+    rtol: float
+    atol: float
+
+    def allowed(self, expected: float) -> float:
+        """Returns the largest absolute error allowed at one expected value."""
+        return self.atol + self.rtol * abs(expected)
+
+
+@dataclass(frozen=True)
+class Pitfall:
+    """A named mistake of one problem, with the case families built to expose it."""
+
+    name: str
+    title: str
+    explanation: str
+    families: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One exercise, as described by its `problem.toml`."""
+
+    id: str
+    directory: Path
+    title: str
+    function: str
+    parameters: tuple[str, ...]
+    returns: str
+    order: int
+    tolerance: Tolerance
+    pitfalls: tuple[Pitfall, ...]
+    hidden_cases_per_family: int
+
+    @property
+    def statement_path(self) -> Path:
+        return self.directory / "README.md"
+
+    @property
+    def stub_path(self) -> Path:
+        return self.directory / "stub.py"
+
+    @property
+    def hints_path(self) -> Path:
+        return self.directory / "hints.md"
+
+    @property
+    def cases_path(self) -> Path:
+        return self.directory / "cases.py"
+
+    @property
+    def signature(self) -> str:
+        return f"{self.function}({', '.join(self.parameters)})"
+
+    def pitfall(self, name: str) -> Pitfall:
+        for pitfall in self.pitfalls:
+            if pitfall.name == name:
+                return pitfall
+        raise KeyError(name)
+
+
+def _load_problem(directory: Path) -> Problem:
+    meta_path = directory / "problem.toml"
+    try:
+        meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
+        tolerance = Tolerance(rtol=float(meta["tolerance"]["rtol"]), atol=float(meta["tolerance"]["atol"]))
+        pitfalls = tuple(
+            Pitfall(
+                name=name,
+                title=entry["title"],
+                explanation=" ".join(entry["explanation"].split()),
+                families=tuple(entry.get("families", ())),
+            )
+            for name, entry in meta.get("pitfalls", {}).items()
+        )
+        return Problem(
+            id=directory.name,
+            directory=directory,
+            title=meta["title"],
+            function=meta["function"],
+            parameters=tuple(meta["parameters"]),
+            returns=meta["returns"],
+            order=int(meta.get("order", 1000)),
+            tolerance=tolerance,
+            pitfalls=pitfalls,
+            hidden_cases_per_family=int(meta.get("hidden_cases_per_family", 2)),
+        )
+    except (OSError, KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{meta_path}: not a valid problem description ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class Course:
+    """A checkout holding `problems/` and, in an instructor's copy, `solutions/`."""
+
+    root: Path
+
+    @property
+    def problems_dir(self) -> Path:
+        return self.root / "problems"
+
+    @property
+    def solutions_dir(self) -> Path:
+        return self.root / "solutions"
+
+    def problem_ids(self) -> list[str]:
+        return [problem.id for problem in self.problems()]
+
+    def problems(self) -> list[Problem]:
+        """Returns every problem of the course, in listing order."""
+        folders = sorted(p.parent for p in self.problems_dir.glob("*/problem.toml"))
+        return sorted((_load_problem(folder) for folder in folders), key=lambda p: (p.order, p.id))
+
+    def problem(self, problem_id: str) -> Problem:
+        directory = self.problems_dir / problem_id
+        if "/" in problem_id or not (directory / "problem.toml").is_file():
+            known = ", ".join(self.problem_ids()) or "none"
+            raise UsageError(f"unknown problem {problem_id!r}; the problems are: {known}")
+        return _load_problem(directory)
+
+    def reference_path(self, problem: Problem) -> Path:
+        return self.solutions_dir / f"{problem.id}.py"
+
+    def pitfall_paths(self, problem: Problem) -> dict[str, Path]:
+        """Returns the wrong submission of each named pitfall that has one on disk."""
+        folder = self.solutions_dir / "pitfalls" / problem.id
+        paths = {pitfall.name: folder / f"{pitfall.name}.py" for pitfall in problem.pitfalls}
+        return {name: path for name, path in paths.items() if path.is_file()}
+
+    def variant_paths(self, problem: Problem) -> dict[str, Path]:
+        """Returns the correct variants kept for the project's own tests."""
+        folder = self.solutions_dir / "variants" / problem.id
+        return {path.stem: path for path in sorted(folder.glob("*.py"))}
+
+
+def _is_course_root(path: Path) -> bool:
+    return (path / "problems").is_dir() and any((path / "problems").glob("*/problem.toml"))
+
+
+def find_course(start: Path | None = None) -> Course:
+    """Returns the course: $GRADE_COURSE_ROOT, else the nearest folder up from `start` with problems."""
+    override = os.environ.get("GRADE_COURSE_ROOT")
+    if override:
+        root = Path(override).resolve()
+        if not _is_course_root(root):
+            raise UsageError(f"GRADE_COURSE_ROOT={override} holds no problems/<id>/problem.toml")
+        return Course(root)
+    start = (start or Path.cwd()).resolve()
+    for candidate in (start, *start.parents):
+        if _is_course_root(candidate):
+            return Course(candidate)
+    package_root = Path(__file__).resolve().parent.parent
+    if _is_course_root(package_root):
+        return Course(package_root)
+    raise UsageError(
+        f"no course found: neither {start} nor its parents hold problems/<id>/problem.toml "
+        "(run grade inside the course checkout, or set GRADE_COURSE_ROOT)"
+    )

@@ -1,0 +1,93 @@
+"""Reading what the child sends back: untrusted JSON lines, checked field by field, never unpickled."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Returned:
+    """What the learner's function returned, as the grader sees it."""
+
+    kind: str  # "array" or "other"
+    type_name: str
+    dtype: str = ""
+    is_float: bool = False
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    summary: str = ""
+
+    def describe(self) -> str:
+        """Returns a short phrase for messages: 'a list', 'a jax Array of shape (2, 3)'."""
+        if self.kind == "array":
+            return f"a {self.type_name} of dtype {self.dtype} and shape {self.values.shape}"
+        article = "an" if self.type_name[:1].lower() in "aeiou" else "a"
+        return (
+            f"{article} {self.type_name} ({self.summary})" if self.summary else f"{article} {self.type_name}"
+        )
+
+
+@dataclass(frozen=True)
+class Raised:
+    """An exception raised by learner code, with its traceback trimmed to the learner's frames."""
+
+    type_name: str
+    message: str
+    not_implemented: bool
+    traceback: str
+
+
+def _text(message: dict, key: str, limit: int = 20000) -> str:
+    value = message.get(key, "")
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def decode_returned(message: object) -> Returned:
+    """Returns the checked value described by `message`; anything malformed becomes an unreadable value."""
+    if not isinstance(message, dict):
+        return Returned(kind="other", type_name="unreadable result")
+    type_name = _text(message, "type", 200) or "value"
+    if message.get("kind") != "array":
+        return Returned(kind="other", type_name=type_name, summary=_text(message, "repr", 200))
+    shape = message.get("shape")
+    if (
+        not isinstance(shape, list)
+        or not all(isinstance(n, int) and n >= 0 for n in shape)
+        or len(shape) > 32
+    ):
+        return Returned(kind="other", type_name="unreadable array")
+    encoded = message.get("values")
+    if not isinstance(encoded, str):
+        return Returned(kind="other", type_name=type_name, summary=f"an array of shape {tuple(shape)}")
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return Returned(kind="other", type_name="unreadable array")
+    if len(raw) != 8 * math.prod(shape):
+        return Returned(kind="other", type_name="unreadable array")
+    values = np.frombuffer(raw, dtype="<f8").reshape(shape).astype(np.float64)
+    return Returned(
+        kind="array",
+        type_name=type_name,
+        dtype=_text(message, "dtype", 50),
+        is_float=message.get("float") is True,
+        values=values,
+    )
+
+
+def decode_raised(message: object) -> Raised:
+    """Returns the checked description of a learner exception."""
+    if not isinstance(message, dict):
+        return Raised(
+            type_name="Exception", message="unreadable error report", not_implemented=False, traceback=""
+        )
+    return Raised(
+        type_name=_text(message, "type", 200) or "Exception",
+        message=_text(message, "message"),
+        not_implemented=message.get("not_implemented") is True,
+        traceback=_text(message, "traceback"),
+    )

@@ -1,0 +1,11 @@
+"""The JSON report: one document on stdout, schema in the README."""
+
+from __future__ import annotations
+
+import json
+
+from grader.results import GradeReport
+
+
+def render_json(report: GradeReport) -> str:
+    return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"

@@ -1,0 +1,112 @@
+"""The text report: what a learner reads after `grade <id>`."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from grader.results import CaseResult, GradeReport, ProblemResult, Status
+
+_COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31", Status.NOT_RUN: "33"}
+_WORDS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.NOT_RUN: "SKIP"}
+INDENT = " " * 8
+MAX_ENTRIES_SHOWN = 6
+
+
+def _badge(status: Status, color: bool) -> str:
+    word = f"{_WORDS[status]:<5}"
+    return f"\033[{_COLORS[status]}m{word}\033[0m" if color else word
+
+
+def _number(value: float) -> str:
+    return f"{value:.7g}"
+
+
+def _entries(case: CaseResult) -> list[str]:
+    """Returns a small table of the entries that matter: all of a short output, else the worst ones."""
+    expected = np.asarray(case.expected, dtype=np.float64).reshape(-1)
+    got = np.asarray(case.got, dtype=np.float64).reshape(-1) if case.got is not None else None
+    if got is None or got.shape != expected.shape:
+        shown = np.array2string(expected, precision=7, threshold=MAX_ENTRIES_SHOWN)
+        return [f"{INDENT}expected {shown}"]
+    if expected.size <= MAX_ENTRIES_SHOWN:
+        picked = list(range(expected.size))
+    else:
+        with np.errstate(invalid="ignore"):
+            error = np.where(np.isfinite(expected) & np.isfinite(got), np.abs(got - expected), np.inf)
+            error = np.where(np.isnan(expected) & np.isnan(got), 0.0, error)
+        picked = sorted(np.argsort(-error, kind="stable")[:MAX_ENTRIES_SHOWN].tolist())
+    lines = [f"{INDENT}{'entry':>6}  {'expected':>15}  {'got':>15}"]
+    lines += [f"{INDENT}{i:>6}  {_number(expected[i]):>15}  {_number(got[i]):>15}" for i in picked]
+    if len(picked) < expected.size:
+        lines.append(f"{INDENT}({len(picked)} of {expected.size} entries shown: the largest errors)")
+    return lines
+
+
+def _case_lines(case: CaseResult, result: ProblemResult, color: bool, seen_errors: set[str]) -> list[str]:
+    timing = f"  {case.seconds:.2f} s" if case.seconds is not None else ""
+    head = f"  {_badge(case.status, color)} {case.label}{timing}"
+    if case.status is Status.PASS:
+        return [head]
+    if case.status is Status.NOT_RUN:
+        return [f"{head}  {case.message}"]
+    if case.status is Status.ERROR:
+        lines = [f"{head}  {case.message}"]
+        if case.traceback and case.message not in seen_errors:
+            lines += [INDENT + line for line in case.traceback.rstrip().splitlines()]
+        seen_errors.add(case.message)
+    else:
+        lines = [f"{head}  {case.message}"]
+        if case.expected is not None:
+            lines += _entries(case)
+        if case.max_abs_err is not None:
+            lines.append(
+                f"{INDENT}max abs error {case.max_abs_err:.3g}, max rel error {case.max_rel_err:.3g}; "
+                f"allowed: {result.atol:g} + {result.rtol:g} * |expected| "
+                f"(worst entry at {case.error_ratio:.3g}x the allowed error)"
+            )
+    if case.inputs:
+        lines.append(f"{INDENT}inputs: {case.inputs}")
+    return lines
+
+
+def _wrap(text: str, indent: str) -> list[str]:
+    return textwrap.wrap(text, width=100, initial_indent=indent, subsequent_indent=indent)
+
+
+def _captured(name: str, text: str) -> list[str]:
+    if not text.strip():
+        return []
+    body = text.rstrip().splitlines()
+    shown = body[-20:]
+    cut = f" (last {len(shown)} of {len(body)} lines)" if len(shown) < len(body) else ""
+    return [f"  Your code printed to {name}{cut}:", *[f"    | {line}" for line in shown]]
+
+
+def render_problem(result: ProblemResult, mode: str, color: bool = False) -> str:
+    lines = [f"{result.problem}: {result.title}  [{mode} cases, {result.submission}]"]
+    if all(case.status is Status.NOT_RUN for case in result.cases):
+        lines.append(f"  {_badge(result.status, color)} {result.message}")
+        lines += [INDENT + line for line in result.detail.rstrip().splitlines()]
+    else:
+        seen: set[str] = set()
+        for case in result.cases:
+            lines += _case_lines(case, result, color, seen)
+    if result.pitfall:
+        lines.append("")
+        lines.append(f"  This looks like the named pitfall '{result.pitfall.name}': {result.pitfall.title}.")
+        lines += _wrap(result.pitfall.explanation, "    ")
+    lines += _captured("stdout", result.stdout) + _captured("stderr", result.stderr)
+    lines.append(
+        f"  {_badge(result.status, color)} {result.problem}: {result.message} ({result.seconds:.1f} s)"
+    )
+    return "\n".join(lines)
+
+
+def render_text(report: GradeReport, color: bool = False) -> str:
+    blocks = [render_problem(result, report.mode, color) for result in report.problems]
+    if len(report.problems) > 1:
+        passed = sum(result.passed for result in report.problems)
+        blocks.append(f"{passed} of {len(report.problems)} problems passed.")
+    return "\n\n".join(blocks) + "\n"

@@ -1,0 +1,145 @@
+"""Grading results as plain data, and their JSON form (the schema documented in the README)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+
+
+class Status(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    NOT_RUN = "not_run"
+
+
+@dataclass(frozen=True)
+class MatchedPitfall:
+    name: str
+    title: str
+    explanation: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "title": self.title, "explanation": self.explanation}
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One call of the learner's function: its verdict, and on failure what was expected and what came."""
+
+    index: int
+    family: str
+    status: Status
+    message: str = ""
+    expected: np.ndarray | None = None
+    got: np.ndarray | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    error_ratio: float | None = None
+    seconds: float | None = None
+    traceback: str = ""
+    inputs: str = ""  # a summary of the inputs; practice cases only
+
+    @property
+    def label(self) -> str:
+        return f"case {self.index + 1} ({self.family})"
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"index": self.index, "family": self.family, "status": str(self.status)}
+        if self.seconds is not None:
+            data["seconds"] = round(self.seconds, 4)
+        if self.status in (Status.FAIL, Status.ERROR, Status.NOT_RUN):
+            data["message"] = self.message
+        if self.status is Status.FAIL:
+            data.update(
+                expected=_floats(self.expected),
+                got=_floats(self.got),
+                max_abs_err=_float(self.max_abs_err),
+                max_rel_err=_float(self.max_rel_err),
+                error_ratio=_float(self.error_ratio),
+            )
+        if self.traceback:
+            data["traceback"] = self.traceback
+        if self.inputs:
+            data["inputs"] = self.inputs
+        return data
+
+
+@dataclass(frozen=True)
+class ProblemResult:
+    """The verdict on one problem: `status` is pass only when every case passed."""
+
+    problem: str
+    title: str
+    status: Status
+    submission: str
+    message: str = ""  # one line: why the problem failed or errored
+    cases: tuple[CaseResult, ...] = ()
+    pitfall: MatchedPitfall | None = None
+    rtol: float = 0.0
+    atol: float = 0.0
+    detail: str = ""  # a load failure's traceback or source excerpt
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "problem": self.problem,
+            "title": self.title,
+            "status": str(self.status),
+            "message": self.message,
+            "submission": self.submission,
+            "pitfall": self.pitfall.to_dict() if self.pitfall else None,
+            "tolerance": {"rtol": self.rtol, "atol": self.atol},
+            "cases": [case.to_dict() for case in self.cases],
+            "detail": self.detail,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class GradeReport:
+    """The results of one `grade` command."""
+
+    mode: str  # "practice" or "hidden"
+    problems: tuple[ProblemResult, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return all(result.passed for result in self.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        counts = {str(status): 0 for status in (Status.PASS, Status.FAIL, Status.ERROR)}
+        for result in self.problems:
+            counts[str(result.status)] += 1
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "mode": self.mode,
+            "summary": {"total": len(self.problems), **counts},
+            "problems": [result.to_dict() for result in self.problems],
+        }
+
+
+def _float(value: float | None) -> float | str | None:
+    """Returns a JSON-safe float: non-finite values become the strings "nan", "inf", "-inf"."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else str(value)
+
+
+def _floats(values: np.ndarray | None) -> list[float | str | None] | None:
+    return None if values is None else [_float(v) for v in np.asarray(values, dtype=np.float64).reshape(-1)]
