@@ -1,6 +1,6 @@
 """The child side of grading: loads submissions and calls their function on every case.
 
-Run as a script in a fresh interpreter (`python -I child.py REQUEST_FD RESULT_FD`), never imported by the
+Run as a script in a fresh interpreter (`python -I -u child.py REQUEST_FD RESULT_FD`), never imported by the
 learner's process. It reads one pickled request from the grader, then writes one JSON object per line to
 the private result pipe:
 
@@ -202,9 +202,9 @@ def main(argv: list[str]) -> None:
         channel.send(event="load", label=label, ok=True, seconds=time.perf_counter() - start)
         for index, inputs in request["cases"]:
             channel.send(event="case", label=label, index=index, **call_case(fn, inputs, path))
-    channel.send(event="done")
     sys.stdout.flush()
     sys.stderr.flush()
+    channel.send(event="done")
     os._exit(0)  # skip atexit hooks and threads the learner may have left behind
 
 

@@ -33,7 +33,7 @@ def diagnose(
             continue
         shows = any(
             not compare_outputs(
-                _as_returned(outputs[i]), reference[i], problem.tolerance, problem.returns
+                Returned.from_array(outputs[i]), reference[i], problem.tolerance, problem.returns
             ).passed
             for i in shared
             if i in reference
@@ -44,7 +44,3 @@ def diagnose(
         if best is None or worst < best[0]:
             best = (worst, pitfall)
     return best[1] if best else None
-
-
-def _as_returned(values: np.ndarray) -> Returned:
-    return Returned(kind="array", type_name="numpy.ndarray", dtype="float64", is_float=True, values=values)

@@ -190,7 +190,7 @@ class IsolatedRun:
         stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
         with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
             process = subprocess.Popen(
-                [sys.executable, "-I", str(CHILD_SCRIPT), str(request_read), str(result_write)],
+                [sys.executable, "-I", "-u", str(CHILD_SCRIPT), str(request_read), str(result_write)],
                 pass_fds=(request_read, result_write),
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,

@@ -21,6 +21,11 @@ class Returned:
     values: np.ndarray = field(default_factory=lambda: np.zeros(0))
     summary: str = ""
 
+    @classmethod
+    def from_array(cls, values: np.ndarray) -> Returned:
+        """Returns a trusted float array (a reference or pitfall output) in the form learners' values take."""
+        return cls(kind="array", type_name="numpy.ndarray", dtype="float64", is_float=True, values=values)
+
     def describe(self) -> str:
         """Returns a short phrase for messages: 'a list', 'a jax Array of shape (2, 3)'."""
         if self.kind == "array":

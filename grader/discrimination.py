@@ -1,0 +1,127 @@
+"""The discrimination table (DESIGN section 4): how far each pitfall lands from the reference, and how close
+each correct variant stays, in units of the tolerance.
+
+`python -m grader.discrimination [ID...] [--secrets N]` prints it for the hidden case families.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+
+from grader.cases import Case, make_cases
+from grader.compare import compare_outputs
+from grader.isolation import Limits
+from grader.problems import Course, Problem, find_course
+from grader.protocol import Returned
+from grader.trusted import TrustedOutputs, reference_outputs_or_raise
+
+REFERENCE = "reference"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One pitfall or variant: its error ratio on every case, and the families it is meant to be judged on."""
+
+    kind: str  # "pitfall" or "variant"
+    name: str
+    ratios: dict[int, float]  # case index -> error / allowed error
+    families: tuple[str, ...]
+    failure: str = ""  # why the file produced no outputs
+
+    def worst(self, cases: list[Case]) -> float:
+        """Returns the smallest ratio over the targeted cases (pitfalls) or the largest (variants)."""
+        targeted = [
+            self.ratios[c.index] for c in cases if c.family in self.families and c.index in self.ratios
+        ]
+        if not targeted:
+            return math.nan
+        return min(targeted) if self.kind == "pitfall" else max(targeted)
+
+
+@dataclass(frozen=True)
+class Table:
+    problem: Problem
+    cases: list[Case]
+    rows: list[Row]
+
+    def render(self) -> str:
+        families = list(dict.fromkeys(case.family for case in self.cases))
+        width = max(len(row.name) for row in self.rows) if self.rows else 10
+        head = f"{self.problem.id}: error / tolerance over {len(self.cases)} hidden cases"
+        lines = [head, f"  {'':8} {'':{width}}  {'aim':>7}  {'worst':>9}  " + "  ".join(families)]
+        for row in self.rows:
+            per_family = []
+            for family in families:
+                values = [
+                    row.ratios[c.index] for c in self.cases if c.family == family and c.index in row.ratios
+                ]
+                per_family.append(f"{min(values):.3g}..{max(values):.3g}" if values else "-")
+            aim = ">= 10" if row.kind == "pitfall" else "<= 0.5"
+            if row.kind == "pitfall" and not row.families:
+                aim = "unseen"
+            lines.append(
+                f"  {row.kind:8} {row.name:{width}}  {aim:>7}  {row.worst(self.cases):9.3g}  "
+                + "  ".join(per_family)
+            )
+            if row.failure:
+                lines.append(f"  {'':8} {'':{width}}  no outputs: {row.failure.splitlines()[0]}")
+        return "\n".join(lines)
+
+
+def hidden_cases(problem: Problem, secrets: int) -> list[Case]:
+    """Returns the hidden cases of `secrets` different secrets, renumbered into one list."""
+    cases: list[Case] = []
+    for number in range(secrets):
+        for case in make_cases(problem, secret=f"discrimination-{number}"):
+            cases.append(Case(index=len(cases), family=case.family, seed=case.seed, inputs=case.inputs))
+    return cases
+
+
+def discrimination_table(course: Course, problem: Problem, secrets: int = 3) -> Table:
+    """Runs the reference, every pitfall and every variant on the hidden cases of `secrets` secrets."""
+    cases = hidden_cases(problem, secrets)
+    pitfalls = course.pitfall_paths(problem)
+    variants = course.variant_paths(problem)
+    reference_path = course.reference_path(problem)
+    paths = {REFERENCE: reference_path}
+    paths |= {f"pitfall:{name}": path for name, path in pitfalls.items()}
+    paths |= {f"variant:{name}": path for name, path in variants.items()}
+    results = TrustedOutputs(problem, paths, cases, Limits(timeout=600)).result()
+    expected = reference_outputs_or_raise(results, REFERENCE, reference_path)
+    all_families = tuple(dict.fromkeys(case.family for case in cases))
+    rows = []
+    for label, outputs in results.items():
+        if label == REFERENCE:
+            continue
+        kind, name = label.split(":", 1)
+        families = problem.pitfall(name).families if kind == "pitfall" else all_families
+        if isinstance(outputs, str):
+            ratios = {case.index: math.inf for case in cases} if kind == "pitfall" else {}
+            rows.append(Row(kind, name, ratios, families, failure=outputs))
+            continue
+        ratios = {
+            index: compare_outputs(
+                Returned.from_array(outputs[index]), expected[index], problem.tolerance, problem.returns
+            ).error_ratio
+            for index in expected
+        }
+        rows.append(Row(kind, name, ratios, families))
+    return Table(problem, cases, rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader.discrimination", description=__doc__)
+    parser.add_argument("ids", nargs="*", help="problem ids (default: all)")
+    parser.add_argument("--secrets", type=int, default=3, help="how many secrets' hidden cases (default 3)")
+    args = parser.parse_args(argv)
+    course = find_course()
+    problems = [course.problem(i) for i in args.ids] if args.ids else course.problems()
+    for problem in problems:
+        print(discrimination_table(course, problem, args.secrets).render(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

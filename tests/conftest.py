@@ -1,0 +1,68 @@
+"""Shared fixtures: the real course at the repository root, and a toy course for engine tests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader.grading import Grader
+from grader.isolation import Limits
+from grader.problems import Course
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE = Course(ROOT)
+PROBLEMS = COURSE.problems()
+PROBLEM_IDS = [problem.id for problem in PROBLEMS]
+TOY_ROOT = Path(__file__).resolve().parent / "toy_course"
+TEST_SECRET = "tests-secret-value-3f9c"
+
+
+def problem_params(select) -> list:
+    """Returns pytest params over (problem, item) pairs, so that a new problem is covered at once."""
+    return [
+        pytest.param(problem, item, id=f"{problem.id}-{item}")
+        for problem in PROBLEMS
+        for item in select(problem)
+    ]
+
+
+@pytest.fixture(scope="session")
+def course() -> Course:
+    return COURSE
+
+
+@pytest.fixture(scope="session")
+def practice_grader() -> Grader:
+    return Grader(COURSE, secret=None, limits=Limits(timeout=300))
+
+
+@pytest.fixture(scope="session")
+def hidden_grader() -> Grader:
+    return Grader(COURSE, secret=TEST_SECRET, limits=Limits(timeout=300))
+
+
+@pytest.fixture
+def toy_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Course:
+    """A private copy of the toy course, as the working directory; returns it."""
+    root = tmp_path / "course"
+    shutil.copytree(TOY_ROOT, root)
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("GRADE_SECRET", raising=False)
+    monkeypatch.delenv("GRADE_COURSE_ROOT", raising=False)
+    return Course(root)
+
+
+@pytest.fixture
+def write_submission(tmp_path: Path):
+    """Writes a submission file from source text and returns its path."""
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+
+    def write(source: str, name: str = "submission.py") -> Path:
+        path = folder / name
+        path.write_text(source, encoding="utf-8")
+        return path
+
+    return write

@@ -1,0 +1,98 @@
+"""Every problem is sound: complete files, the reference passes, the stub fails, every pitfall fails and is
+named, every correct variant passes. Parametrised over problems, so a new problem is covered when added."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from conftest import COURSE, PROBLEMS, problem_params
+
+from grader.cases import load_families
+from grader.hints import load_hints
+from grader.results import Status
+
+
+def _signature(path, function: str) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            return [arg.arg for arg in node.args.args]
+    raise AssertionError(f"{path} defines no {function}")
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_problem_has_every_file(problem):
+    for path in (problem.statement_path, problem.stub_path, problem.hints_path, problem.cases_path):
+        assert path.is_file(), path
+    assert COURSE.reference_path(problem).is_file()
+    assert set(COURSE.pitfall_paths(problem)) == {p.name for p in problem.pitfalls}, "one file per pitfall"
+    assert len(COURSE.variant_paths(problem)) >= 3, "at least three correct variants"
+    assert len(load_hints(problem)) >= 2, "progressive hints"
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_stub_reference_and_statement_agree_on_the_signature(problem):
+    expected = list(problem.parameters)
+    assert _signature(problem.stub_path, problem.function) == expected
+    assert _signature(COURSE.reference_path(problem), problem.function) == expected
+    for path in [*COURSE.pitfall_paths(problem).values(), *COURSE.variant_paths(problem).values()]:
+        assert _signature(path, problem.function) == expected, path
+    assert problem.signature.split("(")[0] in problem.statement_path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_statement_names_every_pitfall_and_family(problem):
+    statement = problem.statement_path.read_text(encoding="utf-8")
+    families = load_families(problem)
+    for pitfall in problem.pitfalls:
+        assert f"`{pitfall.name}`" in statement, f"the statement must name pitfall {pitfall.name}"
+        assert set(pitfall.families) <= set(families), f"{pitfall.name} lists unknown families"
+    for family in families:
+        assert f"`{family}`" in statement, f"the statement must describe family {family}"
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_reference_passes_practice_cases(problem, practice_grader):
+    result = practice_grader.grade_file(problem, COURSE.reference_path(problem))
+    assert result.status is Status.PASS, result.message
+    assert len(result.cases) == len(load_families(problem))
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_reference_passes_hidden_cases(problem, hidden_grader):
+    result = hidden_grader.grade_file(problem, COURSE.reference_path(problem))
+    assert result.status is Status.PASS, result.message
+    assert len(result.cases) == len(load_families(problem)) * problem.hidden_cases_per_family
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_untouched_stub_fails_as_not_implemented(problem, practice_grader):
+    result = practice_grader.grade_file(problem, problem.stub_path)
+    assert result.status is Status.ERROR
+    assert "not implemented" in result.message
+    assert all(case.status is Status.ERROR for case in result.cases)
+
+
+@pytest.mark.parametrize(
+    ("problem", "pitfall"), problem_params(lambda p: [x.name for x in p.pitfalls if x.families])
+)
+def test_pitfall_fails_hidden_cases_and_is_named(problem, pitfall, hidden_grader):
+    result = hidden_grader.grade_file(problem, COURSE.pitfall_paths(problem)[pitfall])
+    assert result.status is not Status.PASS, f"pitfall {pitfall} passed"
+    assert result.pitfall is not None and result.pitfall.name == pitfall, result.message
+
+
+@pytest.mark.parametrize(
+    ("problem", "pitfall"), problem_params(lambda p: [x.name for x in p.pitfalls if not x.families])
+)
+def test_pitfall_the_numbers_cannot_show_is_declared_in_the_statement(problem, pitfall):
+    statement = problem.statement_path.read_text(encoding="utf-8")
+    section = statement.split(f"`{pitfall}`", 1)[1][:1500].lower()
+    assert "cannot" in section or "not visible" in section, f"say plainly that {pitfall} is not shown"
+
+
+@pytest.mark.parametrize(("problem", "variant"), problem_params(lambda p: list(COURSE.variant_paths(p))))
+def test_correct_variant_passes_hidden_cases(problem, variant, hidden_grader):
+    result = hidden_grader.grade_file(problem, COURSE.variant_paths(problem)[variant])
+    assert result.status is Status.PASS, result.message
