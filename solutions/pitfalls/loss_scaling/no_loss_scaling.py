@@ -1,0 +1,25 @@
+"""Pitfall: the loss is never scaled (loss_scale ignored), so every fp16 row gradient underflows."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
+    x16 = jnp.asarray(x, jnp.float32).astype(jnp.float16)
+    y32 = jnp.asarray(y, jnp.float32)
+    master = jnp.asarray(w, jnp.float32)
+
+    def loss_fn(w32):
+        pred = (x16 @ w32.astype(jnp.float16)).astype(jnp.float32)
+        return jnp.mean((pred - y32) ** 2)
+
+    losses = []
+    for _ in range(int(num_steps)):
+        loss, grad = jax.value_and_grad(loss_fn)(master)
+        norm = jnp.sqrt(jnp.sum(grad * grad))
+        grad = jnp.where(norm < max_norm, grad, grad / norm * max_norm)
+        master = master - lr * grad
+        losses.append(loss)
+    return jnp.stack(losses)
