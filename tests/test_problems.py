@@ -38,7 +38,7 @@ def test_stub_reference_and_statement_agree_on_the_signature(problem):
     assert _signature(COURSE.reference_path(problem), problem.function) == expected
     for path in [*COURSE.pitfall_paths(problem).values(), *COURSE.variant_paths(problem).values()]:
         assert _signature(path, problem.function) == expected, path
-    assert problem.signature.split("(")[0] in problem.statement_path.read_text(encoding="utf-8")
+    assert problem.signature in problem.statement_path.read_text(encoding="utf-8"), "state the signature"
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
