@@ -1,4 +1,4 @@
-"""Correct variant: Dense(dtype=bfloat16) casts params and inputs itself; value_and_grad; optax.squared_error."""
+"""Correct variant: Dense(dtype=bfloat16) casts params and inputs itself; value_and_grad; squared_error."""
 
 from __future__ import annotations
 
