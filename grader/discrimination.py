@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grader.cases import Case, make_cases
@@ -70,17 +71,17 @@ class Table:
         return "\n".join(lines)
 
 
-def hidden_cases(problem: Problem, secrets: int) -> list[Case]:
-    """Returns the hidden cases of `secrets` different secrets, renumbered into one list."""
+def hidden_cases(problem: Problem, secrets: Sequence[str]) -> list[Case]:
+    """Returns the hidden cases of each secret, renumbered into one list."""
     cases: list[Case] = []
-    for number in range(secrets):
-        for case in make_cases(problem, secret=f"discrimination-{number}"):
+    for secret in secrets:
+        for case in make_cases(problem, secret=secret):
             cases.append(Case(index=len(cases), family=case.family, seed=case.seed, inputs=case.inputs))
     return cases
 
 
-def discrimination_table(course: Course, problem: Problem, secrets: int = 3) -> Table:
-    """Runs the reference, every pitfall and every variant on the hidden cases of `secrets` secrets."""
+def discrimination_table(course: Course, problem: Problem, secrets: Sequence[str]) -> Table:
+    """Runs the reference, every pitfall and every variant on the hidden cases of the given secrets."""
     cases = hidden_cases(problem, secrets)
     pitfalls = course.pitfall_paths(problem)
     variants = course.variant_paths(problem)
@@ -119,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     course = find_course()
     problems = [course.problem(i) for i in args.ids] if args.ids else course.problems()
     for problem in problems:
-        print(discrimination_table(course, problem, args.secrets).render(), flush=True)
+        secrets = [f"discrimination-{number}" for number in range(args.secrets)]
+        print(discrimination_table(course, problem, secrets).render(), flush=True)
     return 0
 
 

@@ -1,7 +1,6 @@
 """Outputs of the course's own code (the reference and the named pitfalls) on a list of cases.
 
-Trusted files run together in one child, on the same machine and backend as the learner's code, and are
-remembered for the life of the process, keyed by the file's content and the case seeds.
+Trusted files run together in one child, on the same machine and backend as the learner's code.
 """
 
 from __future__ import annotations
@@ -17,18 +16,17 @@ from grader.isolation import IsolatedRun, Limits, RunOutcome
 from grader.problems import Problem
 
 Outputs = dict[int, np.ndarray]
-_memo: dict[tuple, Outputs] = {}
+_memo: dict[tuple[str, int], np.ndarray] = {}  # (file digest, case seed) -> output
 
 
-def _key(path: Path, cases: list[Case]) -> tuple:
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return (str(path.resolve()), digest, tuple((case.index, case.seed) for case in cases))
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _outputs(outcome: RunOutcome) -> Outputs | str:
     """Returns the outputs of every case, or why the run could not produce them."""
     if outcome.load_failure:
-        return f"{outcome.load_failure.message}\n{outcome.load_failure.detail}"
+        return f"{outcome.load_failure.message}\n{outcome.load_failure.detail}\n{outcome.stderr}"
     outputs: Outputs = {}
     for index, case in outcome.cases.items():
         if case.raised:
@@ -38,31 +36,42 @@ def _outputs(outcome: RunOutcome) -> Outputs | str:
             return f"case {index + 1} returned {case.returned.describe() if case.returned else 'nothing'}"
         outputs[index] = case.returned.values
     if outcome.stopped:
-        return outcome.stopped
+        return f"{outcome.stopped}\n{outcome.stderr}"
     return outputs
 
 
 class TrustedOutputs:
-    """Computes (in the background) the outputs of trusted files; `result()` waits for them."""
+    """Computes (in the background) the outputs of trusted files; `result()` waits for them.
+
+    Outputs are remembered per (file content, case seed) for the life of the process, so a file is run
+    only on the cases it has not seen; all the files that need a run share one child.
+    """
 
     def __init__(self, problem: Problem, paths: dict[str, Path], cases: list[Case], limits: Limits) -> None:
-        self.paths = paths
-        self.keys = {label: _key(path, cases) for label, path in paths.items()}
-        missing = [(label, path) for label, path in paths.items() if self.keys[label] not in _memo]
-        self.run = IsolatedRun(missing, problem, cases, limits, trusted=True).start() if missing else None
+        self.cases = cases
+        self.digests = {label: _digest(path) for label, path in paths.items()}
+        stale = [
+            label
+            for label, digest in self.digests.items()
+            if any((digest, c.seed) not in _memo for c in cases)
+        ]
+        missing = [c for c in cases if any((self.digests[label], c.seed) not in _memo for label in stale)]
+        submissions = [(label, paths[label]) for label in stale]
+        self.run = IsolatedRun(submissions, problem, missing, limits, trusted=True).start() if stale else None
 
     def result(self) -> dict[str, Outputs | str]:
         """Returns, per label, the outputs by case index or the reason the file failed."""
-        results: dict[str, Outputs | str] = {}
         fresh = self.run.wait() if self.run else {}
-        for label, key in self.keys.items():
-            if key in _memo:
-                results[label] = _memo[key]
+        results: dict[str, Outputs | str] = {}
+        for label, digest in self.digests.items():
+            outputs = _outputs(fresh[label]) if label in fresh else {}
+            if isinstance(outputs, str):
+                results[label] = outputs
                 continue
-            outputs = _outputs(fresh[label])
-            if isinstance(outputs, dict):
-                _memo[key] = outputs
-            results[label] = outputs
+            seeds = {case.index: case.seed for case in self.cases}
+            for index, values in outputs.items():
+                _memo[(digest, seeds[index])] = values
+            results[label] = {case.index: _memo[(digest, case.seed)] for case in self.cases}
         return results
 
 

@@ -40,9 +40,7 @@ def _prototype_pixels(
 
 
 def _moderate(rng: np.random.Generator, step: int, lr_eff: float) -> dict[str, object]:
-    n = int(rng.choice([16, 32, 48, 64]))
-    d = 64
-    k = int(rng.integers(3, 11))
+    n, d, k = 32, 64, 6
     pixels, labels = _prototype_pixels(rng, n, d, k, noise=float(rng.uniform(20.0, 60.0)))
     w = rng.normal(scale=0.2, size=(d, k)).astype(np.float32)
     b = rng.normal(scale=0.5, size=k).astype(np.float32)
@@ -75,8 +73,7 @@ def late_step(rng: np.random.Generator) -> dict[str, object]:
 
 def bright_28x28(rng: np.random.Generator) -> dict[str, object]:
     """28x28 images with a bright background and dark strokes: each image's pixel sum is above 65504."""
-    n = int(rng.choice([16, 24, 32]))
-    d, k = 784, 10
+    n, d, k = 16, 784, 10
     pix = rng.uniform(170.0, 255.0, size=(n, 28, 28))
     for img in pix:
         for _ in range(int(rng.integers(2, 5))):  # a few dark straight strokes
@@ -153,9 +150,7 @@ def shifted_logits(rng: np.random.Generator) -> dict[str, object]:
     rate is so small that the fp16 copy of the weights never changes, so only an fp32 master copy moves;
     w and b also carry offsets below half an fp16 spacing, which a master rounded to fp16 loses.
     """
-    n = int(rng.choice([16, 32]))
-    d = 16
-    k = int(rng.choice([3, 4, 5]))
+    n, d, k = 16, 16, 4
     std = int(rng.choice([32, 64]))
     pixels = _exact_rows(rng, n, d, std)
     x = (pixels - pixels.mean(axis=1, keepdims=True)) / std  # exact

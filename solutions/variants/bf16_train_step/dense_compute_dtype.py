@@ -12,9 +12,7 @@ from flax.training import train_state
 def mixed_precision_step(seed, x, y, lr, loss_scale):
     model = nn.Dense(1, dtype=jnp.bfloat16)  # fp32 params, bf16 compute
     variables = model.init(jax.random.PRNGKey(int(seed)), x)
-    state = train_state.TrainState.create(
-        apply_fn=model.apply, params=variables["params"], tx=optax.sgd(lr)
-    )
+    state = train_state.TrainState.create(apply_fn=model.apply, params=variables["params"], tx=optax.sgd(lr))
     y_bf16 = jnp.asarray(y, dtype=jnp.bfloat16)
 
     def mse(params):

@@ -20,9 +20,6 @@ def mixed_precision_step(seed, x, y, lr, loss_scale):
     params = nn.Dense(1).init(jax.random.PRNGKey(int(seed)), x)["params"]
 
     grads = jax.grad(lambda p: _bf16_mse(p, x, y).astype(jnp.float32) * loss_scale)(params)
-    params = {
-        name: params[name] - lr * (grads[name].astype(jnp.float32) / loss_scale)
-        for name in params
-    }
+    params = {name: params[name] - lr * (grads[name].astype(jnp.float32) / loss_scale) for name in params}
     loss = _bf16_mse(params, x, y).astype(jnp.float32)
     return np.asarray(loss, dtype=np.float32).reshape(1)

@@ -10,10 +10,12 @@ from flax.training import train_state
 
 BF16 = jnp.bfloat16
 
+
 def _loss(apply_fn, params, x, y):
     params = jax.tree.map(lambda p: p.astype(BF16), params)
     preds = apply_fn({"params": params}, x.astype(BF16)).reshape(-1)
     return ((preds - y.astype(BF16)) ** 2).mean().astype(jnp.float32)
+
 
 @jax.jit
 def _train_step(state, x, y, loss_scale):
@@ -21,6 +23,7 @@ def _train_step(state, x, y, loss_scale):
     grads = jax.tree.map(lambda g: g.astype(jnp.float32) / loss_scale, grads)
     new_state = state.apply_gradients(grads=grads)
     return _loss(new_state.apply_fn, new_state.params, x, y)
+
 
 def mixed_precision_step(seed, x, y, lr, loss_scale):
     model = nn.Dense(1)

@@ -1,0 +1,44 @@
+"""Naming the mistake: a submission that reproduces a pitfall's outputs is reported under its name."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.diagnose import diagnose
+from grader.grading import Grader
+from grader.protocol import Returned
+from grader.results import Status
+
+
+def test_a_pitfall_the_cases_cannot_show_is_never_named(toy_course):
+    unseen = toy_course.root / "solutions" / "pitfalls" / "toy" / "unseen_mistake.py"
+    result = Grader(toy_course).grade_file(toy_course.problem("toy"), unseen)
+    assert result.status is Status.PASS and result.pitfall is None
+
+
+def test_a_wrong_answer_that_matches_no_pitfall_names_none(toy_course, write_submission):
+    source = """\
+import numpy as np
+
+
+def scaled_sum(x, scale):
+    return np.array([x.sum() * scale + 1, x.max()], np.float32)
+"""
+    result = Grader(toy_course).grade_file(toy_course.problem("toy"), write_submission(source))
+    assert result.status is Status.FAIL and result.pitfall is None
+
+
+def test_the_closest_of_two_matching_pitfalls_wins(toy_course):
+    problem = toy_course.problem("toy")
+    reference = {0: np.array([10.0, 1.0])}
+    got = {0: Returned.from_array(np.array([5.0, 1.0]))}
+    far, near = np.array([5.0 + 4e-5, 1.0]), np.array([5.0, 1.0])
+    outputs = {"forgot_scale": {0: far}, "unseen_mistake": {0: near}}
+    assert diagnose(problem, got, reference, outputs).name == "unseen_mistake"
+
+
+def test_a_pitfall_equal_to_the_reference_on_these_cases_is_not_named(toy_course):
+    problem = toy_course.problem("toy")
+    reference = {0: np.array([10.0, 1.0])}
+    got = {0: Returned.from_array(np.array([10.0, 1.0]))}
+    assert diagnose(problem, got, reference, {"forgot_scale": {0: np.array([10.0, 1.0])}}) is None
