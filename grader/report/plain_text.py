@@ -23,7 +23,7 @@ def _number(value: float) -> str:
     return f"{value:.7g}"
 
 
-def _entries(case: CaseResult) -> list[str]:
+def _entries(case: CaseResult, rtol: float, atol: float) -> list[str]:
     """Returns a small table of the entries that matter: all of a short output, else the worst ones."""
     expected = np.asarray(case.expected, dtype=np.float64).reshape(-1)
     got = np.asarray(case.got, dtype=np.float64).reshape(-1) if case.got is not None else None
@@ -32,15 +32,23 @@ def _entries(case: CaseResult) -> list[str]:
         return [f"{INDENT}expected {shown}"]
     if expected.size <= MAX_ENTRIES_SHOWN:
         picked = list(range(expected.size))
+        note = ""
     else:
         with np.errstate(invalid="ignore"):
             error = np.where(np.isfinite(expected) & np.isfinite(got), np.abs(got - expected), np.inf)
             error = np.where(np.isnan(expected) & np.isnan(got), 0.0, error)
-        picked = sorted(np.argsort(-error, kind="stable")[:MAX_ENTRIES_SHOWN].tolist())
+            error = np.where(np.isinf(expected) & (got == expected), 0.0, error)
+        half = MAX_ENTRIES_SHOWN // 2
+        outside = error > atol + rtol * np.abs(np.nan_to_num(expected))
+        first = np.flatnonzero(outside)[:half].tolist()  # where the output first goes wrong
+        worst = np.argsort(-error, kind="stable")[:half].tolist()
+        picked = sorted(set(first + worst))
+        shown = f"{len(picked)} of {expected.size}"
+        note = f"{INDENT}({shown} entries shown: the first outside the tolerance, and the worst)"
     lines = [f"{INDENT}{'entry':>6}  {'expected':>15}  {'got':>15}"]
     lines += [f"{INDENT}{i:>6}  {_number(expected[i]):>15}  {_number(got[i]):>15}" for i in picked]
-    if len(picked) < expected.size:
-        lines.append(f"{INDENT}({len(picked)} of {expected.size} entries shown: the largest errors)")
+    if note:
+        lines.append(note)
     return lines
 
 
@@ -59,7 +67,7 @@ def _case_lines(case: CaseResult, result: ProblemResult, color: bool, seen_error
     else:
         lines = [f"{head}  {case.message}"]
         if case.expected is not None:
-            lines += _entries(case)
+            lines += _entries(case, result.rtol, result.atol)
         if case.max_abs_err is not None:
             lines.append(
                 f"{INDENT}max abs error {case.max_abs_err:.3g}, max rel error {case.max_rel_err:.3g}; "
