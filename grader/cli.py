@@ -197,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("grade: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `grade ... | head`: the reader left, which is not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Naming the mistake: which of a problem's pitfalls reproduces the learner's outputs."""
+"""Naming the mistake: which of a problem's pitfalls reproduce the learner's outputs."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ def diagnose(
     returned: dict[int, Returned],
     reference: dict[int, np.ndarray],
     pitfall_outputs: dict[str, dict[int, np.ndarray]],
-) -> Pitfall | None:
-    """Returns the pitfall whose outputs match every returned output within tolerance, if one does.
+) -> list[Pitfall]:
+    """Returns the pitfalls whose outputs (of any of their forms, keyed by label) match every returned
+    output within tolerance, closest first.
 
-    A pitfall only counts where it differs from the reference on at least one of those cases, so that a
-    pitfall the cases cannot show is never named. Of several matches, the closest wins.
+    A pitfall file only counts where it differs from the reference on at least one of those cases, so
+    that a mistake the cases cannot show is never named.
     """
-    best: tuple[float, Pitfall] | None = None
-    for pitfall in problem.pitfalls:
-        outputs = pitfall_outputs.get(pitfall.name)
-        shared = [index for index in returned if outputs and index in outputs]
+    closeness: dict[str, float] = {}
+    for label, outputs in pitfall_outputs.items():
+        shared = [index for index in returned if index in outputs]
         if not shared:
             continue
         matches = [
@@ -40,7 +40,9 @@ def diagnose(
         )
         if not shows:
             continue
+        name = problem.pitfall(label).name
         worst = max(match.error_ratio for match in matches)
-        if best is None or worst < best[0]:
-            best = (worst, pitfall)
-    return best[1] if best else None
+        closeness[name] = min(worst, closeness.get(name, float("inf")))
+    order = [pitfall.name for pitfall in problem.pitfalls]
+    ranked = sorted(closeness, key=lambda name: (closeness[name], order.index(name)))
+    return [problem.pitfall(name) for name in ranked]

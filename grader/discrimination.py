@@ -97,7 +97,7 @@ def discrimination_table(course: Course, problem: Problem, secrets: Sequence[str
         if label == REFERENCE:
             continue
         kind, name = label.split(":", 1)
-        families = problem.pitfall(name).families if kind == "pitfall" else all_families
+        families = problem.families_of(name) if kind == "pitfall" else all_families
         if isinstance(outputs, str):
             ratios = {case.index: math.inf for case in cases} if kind == "pitfall" else {}
             rows.append(Row(kind, name, ratios, families, failure=outputs))

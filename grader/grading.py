@@ -159,12 +159,12 @@ class Grader:
         hidden = self.secret is not None
         case_results = [_case_result(case, outcome, expected[case.index], problem, hidden) for case in cases]
         status, message = _summary(case_results, outcome.load_failure)
-        pitfall = None
+        matched: list[MatchedPitfall] = []
         returned = {i: ran.returned for i, ran in outcome.cases.items() if ran.returned is not None}
         if status is not Status.PASS and returned:
-            pitfall = self._diagnose(problem, cases, returned, expected)
-        if pitfall:
-            message = f"{message}; this matches the named pitfall {pitfall.name!r}"
+            matched = self._diagnose(problem, cases, returned, expected)
+        if matched:
+            message = f"{message}; this matches the named pitfall {matched[0].name!r}"
         return ProblemResult(
             problem=problem.id,
             title=problem.title,
@@ -172,7 +172,8 @@ class Grader:
             submission=submission,
             message=message,
             cases=tuple(case_results),
-            pitfall=pitfall,
+            pitfall=matched[0] if matched else None,
+            also_matches=tuple(matched[1:]),
             rtol=problem.tolerance.rtol,
             atol=problem.tolerance.atol,
             detail=outcome.load_failure.detail if outcome.load_failure else "",
@@ -187,11 +188,13 @@ class Grader:
         cases: list[Case],
         returned: dict[int, Returned],
         expected: dict[int, np.ndarray],
-    ) -> MatchedPitfall | None:
+    ) -> list[MatchedPitfall]:
         paths = self.course.pitfall_paths(problem)
         if not paths:
-            return None
+            return []
         results = TrustedOutputs(problem, paths, cases, self.limits).result()
-        outputs = {name: result for name, result in results.items() if isinstance(result, dict)}
-        pitfall = diagnose(problem, returned, expected, outputs)
-        return MatchedPitfall(pitfall.name, pitfall.title, pitfall.explanation) if pitfall else None
+        outputs = {label: result for label, result in results.items() if isinstance(result, dict)}
+        return [
+            MatchedPitfall(p.name, p.title, p.explanation)
+            for p in diagnose(problem, returned, expected, outputs)
+        ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import UsageError
@@ -24,12 +24,25 @@ class Tolerance:
 
 @dataclass(frozen=True)
 class Pitfall:
-    """A named mistake of one problem, with the case families built to expose it."""
+    """A named mistake of one problem, with the case families built to expose it.
+
+    `forms` gives, for other ways of writing the same mistake (files `<name>--<form>.py`), the families
+    that expose that form when they are not the pitfall's own.
+    """
 
     name: str
     title: str
     explanation: str
     families: tuple[str, ...]
+    forms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+FORM_SEPARATOR = "--"
+
+
+def pitfall_name(label: str) -> str:
+    """Returns the pitfall a pitfall file's label (`name` or `name--form`) belongs to."""
+    return label.split(FORM_SEPARATOR, 1)[0]
 
 
 @dataclass(frozen=True)
@@ -67,11 +80,18 @@ class Problem:
     def signature(self) -> str:
         return f"{self.function}({', '.join(self.parameters)})"
 
-    def pitfall(self, name: str) -> Pitfall:
+    def pitfall(self, label: str) -> Pitfall:
+        """Returns the pitfall of a label: its name, or `name--form` for another form of it."""
         for pitfall in self.pitfalls:
-            if pitfall.name == name:
+            if pitfall.name == pitfall_name(label):
                 return pitfall
-        raise KeyError(name)
+        raise KeyError(label)
+
+    def families_of(self, label: str) -> tuple[str, ...]:
+        """Returns the case families built to expose one pitfall file (a pitfall or one of its forms)."""
+        pitfall = self.pitfall(label)
+        form = label[len(pitfall.name) + len(FORM_SEPARATOR) :] if FORM_SEPARATOR in label else ""
+        return pitfall.forms.get(form, pitfall.families)
 
 
 def _load_problem(directory: Path) -> Problem:
@@ -85,6 +105,7 @@ def _load_problem(directory: Path) -> Problem:
                 title=entry["title"],
                 explanation=" ".join(entry["explanation"].split()),
                 families=tuple(entry.get("families", ())),
+                forms={form: tuple(families) for form, families in entry.get("forms", {}).items()},
             )
             for name, entry in meta.get("pitfalls", {}).items()
         )
@@ -137,10 +158,16 @@ class Course:
         return self.solutions_dir / f"{problem.id}.py"
 
     def pitfall_paths(self, problem: Problem) -> dict[str, Path]:
-        """Returns the wrong submission of each named pitfall that has one on disk."""
+        """Returns the wrong submissions on disk by label: `name` for a pitfall, `name--form` for another
+        way of writing the same mistake."""
         folder = self.solutions_dir / "pitfalls" / problem.id
-        paths = {pitfall.name: folder / f"{pitfall.name}.py" for pitfall in problem.pitfalls}
-        return {name: path for name, path in paths.items() if path.is_file()}
+        names = {pitfall.name for pitfall in problem.pitfalls}
+        return {path.stem: path for path in sorted(folder.glob("*.py")) if pitfall_name(path.stem) in names}
+
+    def stray_pitfall_files(self, problem: Problem) -> list[Path]:
+        """Returns pitfall files whose name matches no pitfall of the problem (a typo, or a stale file)."""
+        folder = self.solutions_dir / "pitfalls" / problem.id
+        return [path for path in sorted(folder.glob("*.py")) if path.stem not in self.pitfall_paths(problem)]
 
     def variant_paths(self, problem: Problem) -> dict[str, Path]:
         """Returns the correct variants kept for the project's own tests."""

@@ -82,6 +82,7 @@ class ProblemResult:
     message: str = ""  # one line: why the problem failed or errored
     cases: tuple[CaseResult, ...] = ()
     pitfall: MatchedPitfall | None = None
+    also_matches: tuple[MatchedPitfall, ...] = ()  # other pitfalls whose outputs are the same here
     rtol: float = 0.0
     atol: float = 0.0
     detail: str = ""  # a load failure's traceback or source excerpt
@@ -101,6 +102,7 @@ class ProblemResult:
             "message": self.message,
             "submission": self.submission,
             "pitfall": self.pitfall.to_dict() if self.pitfall else None,
+            "also_matches": [pitfall.to_dict() for pitfall in self.also_matches],
             "tolerance": {"rtol": self.rtol, "atol": self.atol},
             "cases": [case.to_dict() for case in self.cases],
             "detail": self.detail,

@@ -28,17 +28,25 @@ def scaled_sum(x, scale):
     assert result.status is Status.FAIL and result.pitfall is None
 
 
-def test_the_closest_of_two_matching_pitfalls_wins(toy_course):
+def test_every_matching_pitfall_is_returned_closest_first(toy_course):
     problem = toy_course.problem("toy")
     reference = {0: np.array([10.0, 1.0])}
     got = {0: Returned.from_array(np.array([5.0, 1.0]))}
     far, near = np.array([5.0 + 4e-5, 1.0]), np.array([5.0, 1.0])
     outputs = {"forgot_scale": {0: far}, "unseen_mistake": {0: near}}
-    assert diagnose(problem, got, reference, outputs).name == "unseen_mistake"
+    assert [p.name for p in diagnose(problem, got, reference, outputs)] == ["unseen_mistake", "forgot_scale"]
+
+
+def test_another_form_of_a_pitfall_is_named_as_that_pitfall(toy_course):
+    problem = toy_course.problem("toy")
+    reference = {0: np.array([10.0, 1.0])}
+    got = {0: Returned.from_array(np.array([7.0, 1.0]))}
+    outputs = {"forgot_scale": {0: np.array([5.0, 1.0])}, "forgot_scale--halved": {0: np.array([7.0, 1.0])}}
+    assert [p.name for p in diagnose(problem, got, reference, outputs)] == ["forgot_scale"]
 
 
 def test_a_pitfall_equal_to_the_reference_on_these_cases_is_not_named(toy_course):
     problem = toy_course.problem("toy")
     reference = {0: np.array([10.0, 1.0])}
     got = {0: Returned.from_array(np.array([10.0, 1.0]))}
-    assert diagnose(problem, got, reference, {"forgot_scale": {0: np.array([10.0, 1.0])}}) is None
+    assert diagnose(problem, got, reference, {"forgot_scale": {0: np.array([10.0, 1.0])}}) == []

@@ -7,6 +7,7 @@ import pytest
 from conftest import COURSE, PROBLEMS, TEST_SECRET
 
 from grader.discrimination import discrimination_table
+from grader.problems import pitfall_name
 
 # Three secrets' worth of hidden cases per problem; the first is the one the other tests grade with.
 SECRETS = (TEST_SECRET, "discrimination-1", "discrimination-2")
@@ -23,7 +24,7 @@ def test_every_pitfall_is_far_outside_the_tolerance_on_its_families(table):
     statement = table.problem.statement_path.read_text(encoding="utf-8")
     for row in (row for row in table.rows if row.kind == "pitfall"):
         if not row.families:  # a mistake the numbers cannot show must say so, not hide
-            section = statement.split(f"`{row.name}`", 1)[-1][:1500].lower()
+            section = statement.split(f"`{pitfall_name(row.name)}`", 1)[-1][:1500].lower()
             assert "cannot" in section or "not visible" in section, f"declare {row.name} as unseen"
             continue
         assert not row.failure, f"{row.name} produced no outputs: {row.failure}"

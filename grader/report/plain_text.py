@@ -105,6 +105,9 @@ def render_problem(result: ProblemResult, mode: str, color: bool = False) -> str
         lines.append("")
         lines.append(f"  This looks like the named pitfall '{result.pitfall.name}': {result.pitfall.title}.")
         lines += _wrap(result.pitfall.explanation, "    ")
+    for other in result.also_matches:
+        lines.append(f"  The same numbers come from the named pitfall '{other.name}': {other.title}.")
+        lines += _wrap(other.explanation, "    ")
     lines += _captured("stdout", result.stdout) + _captured("stderr", result.stderr)
     lines.append(
         f"  {_badge(result.status, color)} {result.problem}: {result.message} ({result.seconds:.1f} s)"
