@@ -155,11 +155,19 @@ class IsolatedRun:
         self.trusted = trusted
         self._thread: threading.Thread | None = None
         self._outcomes: dict[str, RunOutcome] = {}
+        self._process: subprocess.Popen | None = None
+        self._cancelled = threading.Event()
 
     def start(self) -> IsolatedRun:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
+
+    def cancel(self) -> None:
+        """Stops the child if it is still running: its outcomes are no longer needed."""
+        self._cancelled.set()
+        if self._process is not None:
+            _kill_group(self._process)
 
     def wait(self) -> dict[str, RunOutcome]:
         assert self._thread is not None, "start() first"
@@ -199,6 +207,9 @@ class IsolatedRun:
                 env=_child_env(workdir),
                 start_new_session=True,
             )
+        self._process = process
+        if self._cancelled.is_set():
+            _kill_group(process)
         os.close(request_read)
         os.close(result_write)
         writer = threading.Thread(target=self._write_request, args=(request_write,), daemon=True)

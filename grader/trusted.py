@@ -59,6 +59,11 @@ class TrustedOutputs:
         submissions = [(label, paths[label]) for label in stale]
         self.run = IsolatedRun(submissions, problem, missing, limits, trusted=True).start() if stale else None
 
+    def cancel(self) -> None:
+        """Stops the computation: nothing will be compared with these outputs."""
+        if self.run:
+            self.run.cancel()
+
     def result(self) -> dict[str, Outputs | str]:
         """Returns, per label, the outputs by case index or the reason the file failed."""
         fresh = self.run.wait() if self.run else {}
