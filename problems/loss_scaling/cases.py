@@ -1,12 +1,11 @@
 """Case generator for loss_scaling (numpy only: the grader's process must not need jax).
 
-Every case is a least-squares problem y ~ x @ w with a known optimum, built so that the
-residuals are tiny (root mean square about 2^-16) while the batch is large (N = 4096 rows).
-The per-row cotangent of the mean squared error, 2 * r_i / N, is then about 2^-27, below half
-of fp16's smallest subnormal (2^-24), so without loss scaling every fp16 gradient is exactly
-zero. All loss scales are powers of two from 2^16 to 2^18: large enough that the scale itself
-overflows fp16 (its largest finite value is 65504), small enough that the scaled fp16
-gradients stay finite.
+Every case is a least-squares problem y ~ x @ w with a known optimum and N = 4096 rows. In the
+first four families the residuals are tiny (root mean square about 2^-16; 2^-9 in `clipped`), so the
+per-row cotangent of the mean squared error, 2 * r_i / N, is about 2^-27, below half of fp16's
+smallest subnormal (2^-24): without loss scaling every fp16 gradient is exactly zero. All loss
+scales are powers of two from 2^16 to 2^18: large enough that the scale itself overflows fp16 (its
+largest finite value is 65504), small enough that the scaled fp16 gradients stay finite.
 
 Families:
 - underflow: unit-scale features; clipping never triggers for the correct recipe.
@@ -16,6 +15,11 @@ Families:
   first steps and then stops clipping.
 - small_updates: weights far from zero and a small learning rate, so each step's update is
   below half an fp16 ulp of the weight: only an fp32 master copy accumulates it.
+- rounded_predictions: predictions of size about 1 and optimum weights exactly representable in
+  fp16, fitted to within noise of 2^-15. The run converges to those weights, and from then on the
+  fp16 rounding of pred16 (spacing 2^-11 to 2^-10 near 1) is most of the residual: anything that
+  rounds the prediction differently (not at all, twice, or against a rounded y) moves the late
+  losses by a large factor.
 """
 
 from __future__ import annotations
@@ -135,9 +139,33 @@ def small_updates(rng: np.random.Generator) -> dict[str, object]:
     )
 
 
+def rounded_predictions(rng: np.random.Generator) -> dict[str, object]:
+    """Predictions of size 1 fitted to about 2^-15: at the optimum the fp16 rounding of pred16 dominates."""
+    x = _features(rng, 1.0)
+    x64 = x.astype(np.float64)
+    # Optimum weights exactly representable in fp16, so that a run that converges reaches them.
+    w_star = rng.uniform(0.25, 0.5, N_FEATURES) * rng.choice([-1.0, 1.0], N_FEATURES)
+    w_star = w_star.astype(np.float16).astype(np.float64)
+    y = (x64 @ w_star + 2.0**-15 * rng.standard_normal(N_ROWS)).astype(np.float32)
+    offset = _scaled_to_rms(x, rng.standard_normal(N_FEATURES), 2.0**-6 * rng.uniform(0.8, 1.25))
+    w = (w_star + offset).astype(np.float32)
+    curvature = 2.0 * float(np.mean(x64**2))
+    return {
+        "x": x,
+        "y": y,
+        "w": w,
+        "lr": _round_sig(rng.uniform(0.4, 0.6) / curvature),
+        "loss_scale": float(2 ** int(rng.integers(16, 19))),
+        # Far above the correct run's gradient norms (below 0.04), below the scaled ones (above 1).
+        "max_norm": _round_sig(10.0 ** rng.uniform(-1.0, -0.5), 2),
+        "num_steps": int(rng.integers(16, 25)),
+    }
+
+
 FAMILIES = {
     "underflow": underflow,
     "tiny_gradients": tiny_gradients,
     "clipped": clipped,
     "small_updates": small_updates,
+    "rounded_predictions": rounded_predictions,
 }

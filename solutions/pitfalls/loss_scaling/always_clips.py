@@ -1,0 +1,31 @@
+"""Pitfall: the gradients are unscaled correctly, but always rescaled to norm max_norm.
+
+The `n < max_norm` test is missing, so every step has length lr * max_norm.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
+    x16 = jnp.asarray(x, jnp.float32).astype(jnp.float16)
+    y32 = jnp.asarray(y, jnp.float32)
+    master = jnp.asarray(w, jnp.float32)
+    scale = jnp.float32(loss_scale)
+
+    def scaled_loss(w32):
+        pred = (x16 @ w32.astype(jnp.float16)).astype(jnp.float32)
+        loss = jnp.mean((pred - y32) ** 2)
+        return loss * scale, loss
+
+    losses = []
+    for _ in range(int(num_steps)):
+        grad, loss = jax.grad(scaled_loss, has_aux=True)(master)
+        grad = grad / scale
+        norm = jnp.sqrt(jnp.sum(grad * grad))
+        grad = grad / norm * max_norm
+        master = master - lr * grad
+        losses.append(loss)
+    return jnp.stack(losses)

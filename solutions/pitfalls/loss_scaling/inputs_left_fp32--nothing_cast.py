@@ -1,0 +1,29 @@
+"""Pitfall (another form of inputs_left_fp32): nothing is cast to fp16, so the whole model runs in fp32.
+
+The loss is still scaled and unscaled, but the prediction is never rounded to fp16.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
+    x = jnp.asarray(x, jnp.float32)
+    y = jnp.asarray(y, jnp.float32)
+    params = jnp.asarray(w, jnp.float32)
+
+    def scaled_loss(p):
+        loss = jnp.mean((x @ p - y) ** 2)
+        return loss * loss_scale, loss
+
+    losses = []
+    for _ in range(int(num_steps)):
+        (_, loss), grad = jax.value_and_grad(scaled_loss, has_aux=True)(params)
+        grad = grad / loss_scale
+        norm = jnp.sqrt(jnp.sum(grad**2))
+        grad = jnp.where(norm < max_norm, grad, grad * (max_norm / norm))
+        params = params - lr * grad
+        losses.append(loss)
+    return jnp.stack(losses)

@@ -1,0 +1,31 @@
+"""Pitfall: the features are never cast to fp16, so x @ w16 promotes to fp32 and runs in fp32.
+
+The weights are cast to fp16, but the prediction is an fp32 product that is never rounded to fp16.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
+    x32 = jnp.asarray(x, jnp.float32)
+    y32 = jnp.asarray(y, jnp.float32)
+    master = jnp.asarray(w, jnp.float32)
+    scale = jnp.float32(loss_scale)
+
+    def scaled_loss(w32):
+        pred = x32 @ w32.astype(jnp.float16)  # fp32 @ fp16 gives fp32
+        loss = jnp.mean((pred - y32) ** 2)
+        return loss * scale, loss
+
+    losses = []
+    for _ in range(int(num_steps)):
+        grad, loss = jax.grad(scaled_loss, has_aux=True)(master)
+        grad = grad / scale
+        norm = jnp.sqrt(jnp.sum(grad * grad))
+        grad = jnp.where(norm < max_norm, grad, grad / norm * max_norm)
+        master = master - lr * grad
+        losses.append(loss)
+    return jnp.stack(losses)
