@@ -18,9 +18,14 @@ def _hadamard(n: int) -> np.ndarray:
     return h
 
 
-def _schedule(rng: np.random.Generator, step: int, lr_eff: float) -> tuple[int, float, float]:
+DECAYS = (1000.0, 2000.0, 5000.0, 10000.0, 50000.0)
+
+
+def _schedule(
+    rng: np.random.Generator, step: int, lr_eff: float, decays: tuple[float, ...] = DECAYS
+) -> tuple[int, float, float]:
     """Picks decay_steps and the peak lr so that the lr at `step` is about `lr_eff`."""
-    decay = float(rng.choice([1000.0, 2000.0, 5000.0, 10000.0, 50000.0]))
+    decay = float(rng.choice(decays))
     lr = lr_eff * float(np.sqrt(1.0 + step / decay))
     return step, lr, decay
 
@@ -39,12 +44,14 @@ def _prototype_pixels(
     return pix.astype(np.float32), labels.astype(np.int32)
 
 
-def _moderate(rng: np.random.Generator, step: int, lr_eff: float) -> dict[str, object]:
+def _moderate(
+    rng: np.random.Generator, step: int, lr_eff: float, decays: tuple[float, ...] = DECAYS, min_steps: int = 2
+) -> dict[str, object]:
     n, d, k = 32, 64, 6
     pixels, labels = _prototype_pixels(rng, n, d, k, noise=float(rng.uniform(20.0, 60.0)))
     w = rng.normal(scale=0.2, size=(d, k)).astype(np.float32)
     b = rng.normal(scale=0.5, size=k).astype(np.float32)
-    step, lr, decay = _schedule(rng, step, lr_eff)
+    step, lr, decay = _schedule(rng, step, lr_eff, decays)
     return {
         "pixels": pixels,
         "labels": labels,
@@ -54,7 +61,7 @@ def _moderate(rng: np.random.Generator, step: int, lr_eff: float) -> dict[str, o
         "lr": lr,
         "decay_steps": decay,
         "loss_scale": float(2.0 ** rng.integers(4, 13)),
-        "num_steps": int(rng.integers(2, 5)),
+        "num_steps": int(rng.integers(min_steps, 5)),
     }
 
 
@@ -69,6 +76,66 @@ def random_images(rng: np.random.Generator) -> dict[str, object]:
 def late_step(rng: np.random.Generator) -> dict[str, object]:
     """Like random_images, but the step counter is past 65504: cast to fp16 it becomes inf."""
     return _moderate(rng, step=int(rng.integers(100_000, 3_000_001)), lr_eff=float(rng.uniform(0.05, 0.5)))
+
+
+def fast_decay(rng: np.random.Generator) -> dict[str, object]:
+    """Like random_images, but the schedule decays within a few steps: decay_steps is 1..4 and the step
+    counter starts at 0..3, so lr_t drops by 5% to 30% from one step to the next and reading the wrong
+    step (one ahead, or never advanced) changes how far the weights move by 5% or more.
+    """
+    step = int(rng.integers(0, 4))
+    return _moderate(
+        rng, step=step, lr_eff=float(rng.uniform(0.05, 0.5)), decays=(1.0, 2.0, 3.0, 4.0), min_steps=3
+    )
+
+
+def _low_contrast_rows(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    """Integer rows with a standard deviation of 20..23 and a mean between 136 and 184 that is 3/64 above a
+    multiple of 1/8 (the pixel sum is 3 mod 8 with d = 64): fp16 spaces numbers in [128, 256) by 1/8, so an
+    fp16 mean (or pixel sum) of such a row is 3/64 below the true one, about 0.002 of a standard deviation.
+    """
+    rows = []
+    while len(rows) < n:
+        z = rng.normal(size=d)
+        z = (z - z.mean()) / z.std()
+        row = np.rint(float(rng.uniform(136.0, 184.0)) + float(rng.uniform(20.5, 22.5)) * z)
+        extra = int(row.sum() - 3) % 8
+        row[rng.choice(d, size=extra, replace=False)] -= 1.0  # pixel sum = 3 mod 8
+        if 20.0 <= row.std() <= 23.0 and row.min() >= 0 and row.max() <= 255:
+            rows.append(row)
+    return np.asarray(rows, dtype=np.float32)
+
+
+def low_contrast(rng: np.random.Generator) -> dict[str, object]:
+    """8x8 images with a small standard deviation (20..23) around a mean that fp16 rounds down by 3/64.
+
+    Standardized correctly, each row of x sums to zero, so a constant added to a weight column changes
+    no logit. The classes split into three whose weight columns are shifted by -c and three shifted by +c
+    (c in 0.8..1.2), and every label is one of the first three. Pixels standardized around an fp16 mean
+    are all about 0.002 too large, which moves every logit by 0.002 times its column sum (about +-64 c):
+    the true-class logits drop against the others and the loss grows by several percent.
+    """
+    n, d, k = 32, 64, 6
+    pixels = _low_contrast_rows(rng, n, d)
+    low = rng.permutation(k)[: k // 2]
+    sign = np.ones(k)
+    sign[low] = -1.0
+    c = float(rng.uniform(0.8, 1.2))
+    w = (rng.normal(scale=0.2, size=(d, k)) + c * sign).astype(np.float32)
+    b = rng.normal(scale=0.5, size=k).astype(np.float32)
+    labels = rng.choice(low, size=n).astype(np.int32)
+    step, lr, decay = _schedule(rng, int(rng.integers(0, 5001)), float(rng.uniform(0.05, 0.5)))
+    return {
+        "pixels": pixels,
+        "labels": labels,
+        "w": w,
+        "b": b,
+        "step": step,
+        "lr": lr,
+        "decay_steps": decay,
+        "loss_scale": float(2.0 ** rng.integers(4, 13)),
+        "num_steps": int(rng.integers(2, 5)),
+    }
 
 
 def bright_28x28(rng: np.random.Generator) -> dict[str, object]:
@@ -218,10 +285,43 @@ def confident(rng: np.random.Generator) -> dict[str, object]:
     }
 
 
+def nearly_certain(rng: np.random.Generator) -> dict[str, object]:
+    """A model right by a margin of 7.72..7.81 on every example: true-class logit exactly 0, the others
+    exactly -margin, so the per-example loss is log(1 + eps) with eps = 3 exp(-margin) between 1.24 and
+    1.37 times 2^-10. fp16 spaces numbers just above 1 by 2^-10, so a softmax normalizer 1 + eps rounded to
+    fp16 is 1 + 2^-10, and a loss computed from it is 15% to 27% off. Everything else is ordinary: the
+    loss scale is 2^4..2^12 and the gradients, about 1e-4, stay inside fp16's normal range once scaled.
+    """
+    n, d, k = 8, 16, 4
+    h = _hadamard(d)[1 : k + 1] * rng.choice([-1, 1], size=(k, 1))  # orthogonal zero-sum +-1 prototypes
+    h = h[:, rng.permutation(d)]
+    labels = rng.permutation(np.arange(n) % k).astype(np.int32)
+    means = rng.integers(64, 192, size=(n, 1))
+    pixels = (means + 64 * h[labels]).astype(np.float32)  # x is exactly h[labels]
+    margin = float(rng.integers(494, 501)) / 64.0  # a multiple of 1/64: exact in fp16
+    w = (margin / d * h.T).astype(np.float32)  # true-class logit d * margin / d, others 0, all exact
+    b = np.full(k, -margin, dtype=np.float32)
+    step, lr, decay = _schedule(rng, int(rng.integers(0, 5001)), float(rng.uniform(1.0, 10.0)))
+    return {
+        "pixels": pixels,
+        "labels": labels,
+        "w": w,
+        "b": b,
+        "step": step,
+        "lr": lr,
+        "decay_steps": decay,
+        "loss_scale": float(2.0 ** rng.integers(4, 13)),
+        "num_steps": int(rng.integers(2, 5)),
+    }
+
+
 FAMILIES = {
     "random_images": random_images,
     "bright_28x28": bright_28x28,
     "shifted_logits": shifted_logits,
     "confident": confident,
     "late_step": late_step,
+    "fast_decay": fast_decay,
+    "low_contrast": low_contrast,
+    "nearly_certain": nearly_certain,
 }

@@ -1,8 +1,9 @@
-"""Pitfall: jax.nn.log_softmax is applied to the fp16 logits; only the final mean is cast to fp32.
+"""Pitfall: jax.nn.log_softmax is applied to the fp16 logits; the picked log-probabilities are cast to
+fp32 before the mean.
 
-log_softmax subtracts the max, so nothing overflows and the loss is close; but the softmax inside its
-gradient is fp16, and wrong-class probabilities below about 6e-8 flush to zero, taking their gradient
-with them.
+log_softmax subtracts the max, so nothing overflows, but its normalizer and its output are fp16: a
+per-example loss near 1e-3 is rounded on fp16's grid just above 1 (spacing 2^-10), and the softmax
+inside its gradient flushes wrong-class probabilities below about 3e-8 to zero.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
 
     def loss_fn(params):
         logp = jax.nn.log_softmax(x @ params["w"] + params["b"], axis=1)  # fp16
-        loss = -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=1)[:, 0]).astype(jnp.float32)
+        picked = jnp.take_along_axis(logp, labels[:, None], axis=1)[:, 0]
+        loss = -jnp.mean(picked.astype(jnp.float32))
         return loss * loss_scale, loss
 
     state = {

@@ -1,0 +1,55 @@
+"""Pitfall (form mean_var): the raw 0-255 pixels are cast to fp16 first and standardized with
+jnp.mean and jnp.var.
+
+Both accumulate fp16 input in fp32 internally, so nothing overflows; but each returns an fp16 result.
+The mean of an image is rounded to fp16 (a multiple of 1/8 between 128 and 256), so every standardized
+pixel of the image is off by the same (mean error) / std, which is about 0.002 for a dim image.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_steps):
+    p = jnp.asarray(pixels).astype(jnp.float16)  # cast the inputs to the compute dtype first
+    mean = jnp.mean(p, axis=1, keepdims=True)
+    var = jnp.var(p, axis=1, keepdims=True)
+    x = (p - mean) / jnp.sqrt(var)
+    labels = jnp.asarray(labels, jnp.int32)
+
+    def cast_compute(tree):
+        return jax.tree.map(
+            lambda a: a.astype(jnp.float16) if jnp.issubdtype(a.dtype, jnp.floating) else a, tree
+        )
+
+    def loss_fn(params):
+        z = (x @ params["w"] + params["b"]).astype(jnp.float32)
+        m = jax.lax.stop_gradient(z.max(axis=1))
+        lse = m + jnp.log(jnp.exp(z - m[:, None]).sum(axis=1))
+        loss = jnp.mean(lse - jnp.take_along_axis(z, labels[:, None], axis=1)[:, 0])
+        return loss * loss_scale, loss
+
+    state = {
+        "w": jnp.asarray(w, jnp.float32),
+        "b": jnp.asarray(b, jnp.float32),
+        "step": jnp.asarray(step, jnp.int32),
+    }
+    losses = []
+    for _ in range(int(num_steps)):
+        c = cast_compute(state)
+        lr_t = lr / jnp.sqrt(1.0 + c["step"] / decay_steps)
+        grads, loss = jax.grad(loss_fn, has_aux=True)({"w": c["w"], "b": c["b"]})
+        grads = jax.tree.map(lambda g: g.astype(jnp.float32) / loss_scale, grads)
+        state = {
+            "w": state["w"] - lr_t * grads["w"],
+            "b": state["b"] - lr_t * grads["b"],
+            "step": state["step"] + 1,
+        }
+        losses.append(loss)
+
+    dw = state["w"] - jnp.asarray(w, jnp.float32)
+    db = state["b"] - jnp.asarray(b, jnp.float32)
+    moved = jnp.sqrt(jnp.sum(dw**2) + jnp.sum(db**2))
+    return jnp.concatenate([jnp.stack(losses), moved[None]]).astype(jnp.float32)
