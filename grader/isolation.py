@@ -30,6 +30,7 @@ CHILD_SCRIPT = Path(__file__).with_name("child.py")
 BLOCKED_IMPORTS = ["grader", "solutions"]
 # Variables that choose the backend or locale: passed through so learner and reference see the same device.
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
+CACHE_ENV = "GRADE_CACHE_DIR"
 OUTPUT_CAP = 16_000
 MAX_LINE = 64 << 20
 
@@ -72,9 +73,36 @@ class RunOutcome:
     stderr: str = ""
 
 
-def _child_env(workdir: Path) -> dict[str, str]:
+def compilation_cache(trusted: bool) -> Path | None:
+    """Returns the folder where children keep JAX's compiled kernels between runs, or None when off.
+
+    $GRADE_CACHE_DIR chooses the root ("off" disables it; default ~/.cache/mp-grader). The course's own
+    code and submissions use separate folders, so a submission's compilations never feed the reference.
+    JAX keys each entry by the computation, the JAX version and the backend, so an entry never changes a
+    result, only the time to get it.
+    """
+    setting = os.environ.get(CACHE_ENV, "")
+    if setting.lower() == "off":
+        return None
+    root = (
+        Path(setting)
+        if setting
+        else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mp-grader"
+    )
+    return root / ("jax-course" if trusted else "jax-submissions")
+
+
+def _child_env(workdir: Path, trusted: bool) -> dict[str, str]:
     env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
     env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+    cache = compilation_cache(trusted)
+    if cache is not None:
+        env.update(
+            JAX_COMPILATION_CACHE_DIR=str(cache),
+            # Keep every kernel: op-by-op (eager) code compiles many small ones, each in milliseconds.
+            JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+            JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
+        )
     return env
 
 
@@ -204,7 +232,7 @@ class IsolatedRun:
                 stdout=stdout,
                 stderr=stderr,
                 cwd=workdir,
-                env=_child_env(workdir),
+                env=_child_env(workdir, self.trusted),
                 start_new_session=True,
             )
         self._process = process

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from grader.grading import Grader
-from grader.isolation import Limits
+from grader.isolation import CACHE_ENV, Limits
 from grader.problems import Course
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +27,19 @@ def problem_params(select) -> list:
         for problem in PROBLEMS
         for item in select(problem)
     ]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cache_folder(tmp_path_factory) -> Path:
+    """One fresh JAX compilation cache for the whole test session: hermetic, and warm after first use."""
+    folder = tmp_path_factory.mktemp("jax-cache")
+    previous = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(folder)
+    yield folder
+    if previous is None:
+        del os.environ[CACHE_ENV]
+    else:
+        os.environ[CACHE_ENV] = previous
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ import pytest
 
 from grader.cases import make_cases
 from grader.grading import Grader
-from grader.isolation import Limits, run_isolated
+from grader.isolation import Limits, compilation_cache, run_isolated
 from grader.results import Status
 
 
@@ -135,3 +135,30 @@ def test_hidden_mode_never_reports_inputs(toy_course):
     result = grader.grade_file(toy_course.problem("toy"), pitfall)
     assert result.status is Status.FAIL
     assert all(not case.inputs for case in result.cases)
+
+
+def test_course_code_and_submissions_keep_separate_compilation_caches(
+    toy_course, write_submission, cache_folder
+):
+    assert compilation_cache(trusted=True) == cache_folder / "jax-course"
+    assert compilation_cache(trusted=False) == cache_folder / "jax-submissions"
+    source = """\
+import jax.numpy as jnp
+
+
+def scaled_sum(x, scale):
+    return jnp.stack([x.sum() * scale, x.max()])
+"""
+    result = Grader(toy_course).grade_file(toy_course.problem("toy"), write_submission(source))
+    assert result.status is Status.PASS
+    assert any((cache_folder / "jax-submissions").iterdir()), "the submission's kernels were kept"
+
+
+def test_the_compilation_cache_can_be_turned_off_without_changing_a_verdict(toy_course, monkeypatch):
+    pitfall = toy_course.root / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
+    cached = Grader(toy_course).grade_file(toy_course.problem("toy"), pitfall)
+    monkeypatch.setenv("GRADE_CACHE_DIR", "off")
+    assert compilation_cache(trusted=False) is None
+    uncached = Grader(toy_course).grade_file(toy_course.problem("toy"), pitfall)
+    assert [c.got.tolist() for c in cached.cases] == [c.got.tolist() for c in uncached.cases]
+    assert cached.pitfall == uncached.pitfall
