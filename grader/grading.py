@@ -23,7 +23,7 @@ REFERENCE = "reference"
 
 
 def _case_result(
-    case: Case, outcome: RunOutcome, expected: np.ndarray, problem: Problem, hidden: bool
+    case: Case, outcome: RunOutcome, expected: np.ndarray | None, problem: Problem, hidden: bool
 ) -> CaseResult:
     inputs = "" if hidden else describe_inputs(case)
     ran = outcome.cases.get(case.index)
@@ -128,7 +128,6 @@ class Grader:
 
     def grade_function(self, problem: Problem, fn: Callable) -> ProblemResult:
         """Grades a function object in this process (for notebooks); the reference still runs isolated."""
-
         start = time.monotonic()
         cases = make_cases(problem, self.secret)
         reference_path = self._reference_path(problem)
