@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import difflib
+import errno
 import importlib.abc
 import importlib.util
 import inspect
@@ -82,6 +83,15 @@ def _learner_traceback(exc: BaseException, submission: Path) -> str:
     return _cap("".join(lines))
 
 
+def _limit_hit(exc: BaseException) -> str:
+    """Returns "memory" or "output" when `exc` means the child ran into one of its limits."""
+    if isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in str(exc)[:200]:
+        return "memory"
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return "output"
+    return ""
+
+
 def describe_exception(exc: BaseException, submission: Path) -> dict[str, Any]:
     """Returns the JSON-safe description of an exception raised by learner code."""
     if isinstance(exc, SystemExit):
@@ -92,8 +102,31 @@ def describe_exception(exc: BaseException, submission: Path) -> dict[str, Any]:
         "type": type(exc).__name__,
         "message": message,
         "not_implemented": isinstance(exc, NotImplementedError),
+        "limit": _limit_hit(exc),
         "traceback": _learner_traceback(exc, submission),
     }
+
+
+def apply_limits(limits: dict[str, int | None]) -> None:
+    """Caps this process's address space, file writes and CPU time (soft and hard, so learner code
+    cannot raise them), and asks Linux to kill it if the grader dies first."""
+    import resource
+
+    for key, which in (
+        ("address_space", resource.RLIMIT_AS),
+        ("file_size", resource.RLIMIT_FSIZE),
+        ("cpu_seconds", resource.RLIMIT_CPU),
+    ):
+        value = limits.get(key)
+        if value:
+            hard = value + 5 if which == resource.RLIMIT_CPU else value  # SIGXCPU first, SIGKILL 5 s later
+            resource.setrlimit(which, (value, hard))
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
 
 
 class _BlockImports(importlib.abc.MetaPathFinder):
@@ -187,6 +220,7 @@ def main(argv: list[str]) -> None:
     with os.fdopen(request_fd, "rb") as source:
         request = pickle.load(source)  # written by the grader, never by learner code
     channel = _Channel(result_fd)
+    apply_limits(request.get("limits", {}))
     import jax  # noqa: F401  (imported before learner code, so its cost is not the learner's)
     import numpy  # noqa: F401
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from grader import progress
@@ -12,16 +13,18 @@ from grader.cases import SECRET_ENV
 from grader.errors import GraderError, UsageError
 from grader.grading import Grader
 from grader.hints import load_hints
-from grader.isolation import Limits
+from grader.isolation import Limits, describe_size
 from grader.problems import Course, Problem, find_course
 from grader.report import FORMATS, render
 from grader.report.plain_text import render_problem
 from grader.results import GradeReport, ProblemResult, Status
+from grader.secret import take_secret
 
 USAGE = """\
 grade list [--root DIR]
        grade hint ID [--level N] [--root DIR]
-       grade ID... | --all [--root DIR] [--submission FILE] [--format text|json] [--timeout SECONDS]"""
+       grade ID... | --all [--root DIR] [--submission FILE] [--format text|json] [--timeout SECONDS]
+                         [--memory-limit SIZE]"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,6 +40,24 @@ def _positive(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be more than 0 seconds: {text!r}")
     return value
+
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _size(text: str) -> int | None:
+    """Parses a memory size: 4G, 4GiB, 512M, 1.5g, 1000000 (bytes); "none" for no limit."""
+    cleaned = text.strip().lower().removesuffix("ib").removesuffix("b")
+    if cleaned == "none":
+        return None
+    number, unit = cleaned.rstrip("kmgt"), cleaned[len(cleaned.rstrip("kmgt")) :]
+    try:
+        value = float(number) * _UNITS[unit]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (try 4G, 512M or none)") from None
+    if value < 256 << 20:
+        raise argparse.ArgumentTypeError(f"{text!r} is too small to start JAX: give at least 256M")
+    return int(value)
 
 
 def _root_option(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +84,14 @@ def _grade_parser() -> argparse.ArgumentParser:
         type=_positive,
         default=Limits.timeout,
         help=f"wall-clock limit per case (default: {Limits.timeout:g})",
+    )
+    parser.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        type=_size,
+        default=Limits.memory_bytes,
+        help=f"memory limit of each submission's process, e.g. 4G, 512M or none (default: "
+        f"{describe_size(Limits.memory_bytes)})",
     )
     return parser
 
@@ -119,7 +148,8 @@ def _grade(argv: list[str]) -> int:
             if not path.is_file():
                 raise UsageError(f"no submission file at {path}")
 
-    grader = Grader(course, secret=os.environ.get(SECRET_ENV), limits=Limits(timeout=args.timeout))
+    limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
+    grader = Grader(course, secret=take_secret(), limits=limits)
     results = []
     for problem in problems:
         path = submissions[problem.id]
@@ -200,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `grade ... | head`: the reader left, which is not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception:  # a bug of the grader's: never to be mistaken for a learner's failure (exit 1)
+        traceback.print_exc()
+        print("grade: internal error (the traceback above); please report it", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

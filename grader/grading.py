@@ -13,17 +13,36 @@ from grader.child import call_case
 from grader.compare import compare_outputs
 from grader.diagnose import diagnose
 from grader.errors import CourseError, UsageError
-from grader.isolation import CaseOutcome, IsolatedRun, Limits, LoadFailure, RunOutcome
+from grader.isolation import CaseOutcome, IsolatedRun, Limits, LoadFailure, RunOutcome, describe_size
 from grader.problems import Course, Problem
-from grader.protocol import Returned, decode_raised, decode_returned
+from grader.protocol import Raised, Returned, decode_raised, decode_returned
 from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status
 from grader.trusted import TrustedOutputs, reference_outputs_or_raise
 
 REFERENCE = "reference"
 
 
+def _limit_message(raised: Raised, limits: Limits) -> str:
+    """Returns the reason for an exception that means a limit was hit, else ""."""
+    if raised.limit == "memory":
+        limit = (
+            f": the limit is {describe_size(limits.memory_bytes)} (--memory-limit)"
+            if limits.memory_bytes
+            else ""
+        )
+        return f"out of memory ({raised.type_name}){limit}"
+    if raised.limit == "output":
+        return f"wrote more than {describe_size(limits.output_bytes)} of output (the output limit)"
+    return ""
+
+
 def _case_result(
-    case: Case, outcome: RunOutcome, expected: np.ndarray | None, problem: Problem, hidden: bool
+    case: Case,
+    outcome: RunOutcome,
+    expected: np.ndarray | None,
+    problem: Problem,
+    hidden: bool,
+    limits: Limits,
 ) -> CaseResult:
     inputs = "" if hidden else describe_inputs(case)
     ran = outcome.cases.get(case.index)
@@ -37,7 +56,7 @@ def _case_result(
         if raised.not_implemented:  # the untouched stub: its traceback teaches nothing
             message = f"not implemented yet ({raised.message})" if raised.message else "not implemented yet"
             return CaseResult(case.index, case.family, Status.ERROR, message=message, seconds=ran.seconds)
-        message = (
+        message = _limit_message(raised, limits) or (
             f"raised {raised.type_name}: {raised.message}" if raised.message else f"raised {raised.type_name}"
         )
         return CaseResult(
@@ -165,7 +184,8 @@ class Grader:
     ) -> ProblemResult:
         hidden = self.secret is not None
         case_results = [
-            _case_result(case, outcome, expected.get(case.index), problem, hidden) for case in cases
+            _case_result(case, outcome, expected.get(case.index), problem, hidden, self.limits)
+            for case in cases
         ]
         status, message = _summary(case_results, outcome.load_failure)
         matched: list[MatchedPitfall] = []

@@ -8,6 +8,7 @@ verdict.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import json
 import os
 import pickle
@@ -31,16 +32,73 @@ BLOCKED_IMPORTS = ["grader", "solutions"]
 # Variables that choose the backend or locale: passed through so learner and reference see the same device.
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
 CACHE_ENV = "GRADE_CACHE_DIR"
-OUTPUT_CAP = 16_000
+OUTPUT_HEAD, OUTPUT_TAIL = 4_000, 12_000  # what a report keeps of a child's stdout or stderr
+WATCH_INTERVAL = 0.1  # seconds between checks of the child's memory
 MAX_LINE = 64 << 20
+
+
+GIB = 1 << 30
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-case wall-clock limit, and the allowance for starting Python and importing the submission."""
+    """What one child may use.
+
+    `timeout` is the wall-clock limit per case and `start_timeout` the allowance for starting Python and
+    importing the submission. `memory_bytes` bounds the child's memory (None: no limit). `output_bytes`
+    bounds what it may write to stdout, stderr and any file. The child's CPU time is bounded too, at the
+    wall-clock total times the number of cores, so that nothing outlives a grader that was killed.
+    """
 
     timeout: float = 60.0
     start_timeout: float = 120.0
+    memory_bytes: int | None = 4 * GIB
+    output_bytes: int = 64 << 20
+
+    def cpu_seconds(self, cases: int) -> int:
+        return int((self.start_timeout + self.timeout * max(cases, 1)) * (os.cpu_count() or 1)) + 1
+
+
+def describe_size(size: int) -> str:
+    """Returns a byte count the way people write it: 4 GiB, 512 MiB."""
+    for unit, scale in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:g} {unit}"
+    return f"{size} bytes"
+
+
+def _gpu_plugin_installed() -> bool:
+    names = {
+        (dist.metadata["Name"] or "").lower().replace("_", "-") for dist in importlib.metadata.distributions()
+    }
+    return any(
+        name.startswith(("jax-cuda", "jax-rocm", "jaxlib-cuda", "jax-tpu", "libtpu")) for name in names
+    )
+
+
+def address_space_limit(limits: Limits) -> int | None:
+    """Returns the address-space limit to set in the child: the memory limit on CPU-only installs.
+
+    GPU runtimes reserve far more address space than they use, so there the limit is kept by watching
+    the child's resident memory instead (the watch runs on every backend).
+    """
+    if limits.memory_bytes is None:
+        return None
+    platforms = os.environ.get("JAX_PLATFORMS", "")
+    if platforms and set(platforms.split(",")) == {"cpu"}:
+        return limits.memory_bytes
+    return None if _gpu_plugin_installed() else limits.memory_bytes
+
+
+def _resident_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 @dataclass(frozen=True)
@@ -107,14 +165,16 @@ def _child_env(workdir: Path, trusted: bool) -> dict[str, str]:
 
 
 def _read_capped(path: Path) -> str:
+    """Returns a child's output, its middle cut (and the cut counted) when it is long."""
     size = path.stat().st_size if path.exists() else 0
-    if size == 0:
-        return ""
     with path.open("rb") as handle:
-        head = handle.read(OUTPUT_CAP)
-        if size <= OUTPUT_CAP:
-            return head.decode("utf-8", "replace")
-    return head.decode("utf-8", "replace") + f"\n[... {size - OUTPUT_CAP:,} more bytes of output cut ...]\n"
+        if size <= OUTPUT_HEAD + OUTPUT_TAIL:
+            return handle.read().decode("utf-8", "replace")
+        head = handle.read(OUTPUT_HEAD).decode("utf-8", "replace")
+        handle.seek(size - OUTPUT_TAIL)
+        tail = handle.read().decode("utf-8", "replace")
+    cut = size - OUTPUT_HEAD - OUTPUT_TAIL
+    return f"{head}\n[... {cut:,} bytes of output cut ...]\n{tail}"
 
 
 def _describe_exit(returncode: int) -> str:
@@ -123,6 +183,8 @@ def _describe_exit(returncode: int) -> str:
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
+        if name == "SIGXCPU":
+            return "the process used up its CPU-time limit"
         return f"the process crashed ({name})"
     return f"the process exited with status {returncode}"
 
@@ -135,17 +197,19 @@ class _Reader:
         self.buffer = b""
         self.closed = False
 
-    def next_event(self, deadline: float) -> dict | str | None:
-        """Returns the next event, None at end of stream, or "timeout"."""
+    def next_event(self, deadline: float, over_memory) -> dict | str | None:
+        """Returns the next event, None at end of stream, "timeout", or "memory" when `over_memory()`."""
         while b"\n" not in self.buffer:
             if self.closed:
                 return None
+            if over_memory():
+                return "memory"
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return "timeout"
-            ready, _, _ = select.select([self.fd], [], [], remaining)
+            ready, _, _ = select.select([self.fd], [], [], min(remaining, WATCH_INTERVAL))
             if not ready:
-                return "timeout"
+                continue
             chunk = os.read(self.fd, 1 << 20)
             if not chunk:
                 self.closed = True
@@ -210,6 +274,11 @@ class IsolatedRun:
                 "parameters": list(self.problem.parameters),
                 "cases": [(case.index, case.inputs) for case in self.cases],
                 "block_imports": [] if self.trusted else BLOCKED_IMPORTS,
+                "limits": {
+                    "address_space": address_space_limit(self.limits),
+                    "file_size": self.limits.output_bytes,
+                    "cpu_seconds": self.limits.cpu_seconds(len(self.cases) * len(self.submissions)),
+                },
             }
         )
 
@@ -267,9 +336,9 @@ class IsolatedRun:
         position = -1  # -1: waiting for the load event of `current`; else the next case's position
         deadline = time.monotonic() + self.limits.start_timeout
         while current is not None:
-            event = reader.next_event(deadline)
-            if event == "timeout" or event is None:
-                self._stop(process, self._outcomes[current], position, expected, timed_out=event == "timeout")
+            event = reader.next_event(deadline, lambda: self._over_memory(process))
+            if event in ("timeout", "memory", None):
+                self._stop(process, self._outcomes[current], position, expected, event)
                 return
             outcome = self._outcomes[current]
             if event.get("label") != current:
@@ -302,13 +371,22 @@ class IsolatedRun:
             else:
                 deadline = time.monotonic() + self.limits.timeout
 
+    def _over_memory(self, process: subprocess.Popen) -> bool:
+        limit = self.limits.memory_bytes
+        return limit is not None and _resident_bytes(process.pid) > limit
+
     def _stop(
-        self, process, outcome: RunOutcome, position: int, expected: list[int], timed_out: bool
+        self, process, outcome: RunOutcome, position: int, expected: list[int], why: str | None
     ) -> None:
-        if timed_out:
+        if why == "timeout":
             _kill_group(process)
             limit = self.limits.start_timeout if position == -1 else self.limits.timeout
             reason = f"timed out after {limit:g} s"
+        elif why == "memory":
+            _kill_group(process)
+            reason = (
+                f"out of memory: used more than {describe_size(self.limits.memory_bytes)} (--memory-limit)"
+            )
         else:
             try:
                 process.wait(timeout=10)

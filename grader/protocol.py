@@ -44,6 +44,7 @@ class Raised:
     message: str
     not_implemented: bool
     traceback: str
+    limit: str = ""  # "memory" or "output" when the exception means a limit was hit
 
 
 def _text(message: dict, key: str, limit: int = 20000) -> str:
@@ -95,4 +96,5 @@ def decode_raised(message: object) -> Raised:
         message=_text(message, "message"),
         not_implemented=message.get("not_implemented") is True,
         traceback=_text(message, "traceback"),
+        limit=message.get("limit") if message.get("limit") in ("memory", "output") else "",
     )
