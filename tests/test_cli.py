@@ -31,7 +31,7 @@ def solve_stub(root: Path) -> Path:
 def test_list_shows_every_problem_with_its_status(toy_course, capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "toy" in out and "not started" in out and "0 of 1 passed" in out
+    assert "toy_max" in out and "not started" in out and "0 of 2 passed" in out
 
 
 def test_grading_the_untouched_stub_exits_1_and_says_not_implemented(toy_course, capsys):
@@ -97,7 +97,7 @@ def test_a_wrong_command_exits_2_with_a_message(toy_course, capsys, argv):
 
 def test_unknown_id_lists_the_known_ones(toy_course, capsys):
     main(["nope"])
-    assert "the problems are: toy" in capsys.readouterr().err
+    assert "the problems are: toy, toy_max" in capsys.readouterr().err
 
 
 def test_hints_come_one_level_at_a_time(toy_course, capsys):

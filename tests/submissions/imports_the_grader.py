@@ -1,0 +1,3 @@
+"""Expect: error: may not import 'grader'"""
+
+import grader.trusted  # noqa: F401

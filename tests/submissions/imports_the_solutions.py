@@ -1,0 +1,3 @@
+"""Expect: error: may not import 'solutions'"""
+
+from solutions import toy  # noqa: F401

@@ -1,0 +1,5 @@
+"""Expect: error: cannot be called as scaled_sum(x, scale)"""
+
+
+def scaled_sum(x):
+    return x
