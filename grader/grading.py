@@ -97,7 +97,12 @@ def _summary(cases: list[CaseResult], load_failure: LoadFailure | None) -> tuple
             return Status.ERROR, f"{first.message} (every case)"
         return Status.ERROR, f"{first.label}: {first.message}"
     if failures:
-        return Status.FAIL, f"{len(failures)} of {len(cases)} cases outside the tolerance"
+        first = failures[0]
+        if all(case.max_abs_err is not None for case in failures):  # numbers, just too far off
+            return Status.FAIL, f"{len(failures)} of {len(cases)} cases outside the tolerance"
+        if len(failures) == len(cases) and all(case.message == first.message for case in failures):
+            return Status.FAIL, f"{first.message} (every case)"
+        return Status.FAIL, f"{len(failures)} of {len(cases)} cases failed; {first.label}: {first.message}"
     return Status.PASS, f"all {len(cases)} cases within the tolerance"
 
 

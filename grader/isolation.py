@@ -46,16 +46,20 @@ class Limits:
 
     `timeout` is the wall-clock limit per case and `start_timeout` the allowance for starting Python and
     importing the submission. `memory_bytes` bounds the child's memory (None: no limit). `output_bytes`
-    bounds what it may write to stdout, stderr and any file. The child's CPU time is bounded too, at the
-    wall-clock total times the number of cores, so that nothing outlives a grader that was killed.
+    bounds what it may write to stdout, stderr and any file. `cpu_time` bounds the CPU seconds of the
+    whole child; by default it is the wall-clock total times the number of cores, a backstop that the
+    kernel enforces even if the grader itself is killed.
     """
 
     timeout: float = 60.0
     start_timeout: float = 120.0
     memory_bytes: int | None = 4 * GIB
     output_bytes: int = 64 << 20
+    cpu_time: float | None = None
 
     def cpu_seconds(self, cases: int) -> int:
+        if self.cpu_time is not None:
+            return max(1, int(self.cpu_time))
         return int((self.start_timeout + self.timeout * max(cases, 1)) * (os.cpu_count() or 1)) + 1
 
 
@@ -177,14 +181,14 @@ def _read_capped(path: Path) -> str:
     return f"{head}\n[... {cut:,} bytes of output cut ...]\n{tail}"
 
 
-def _describe_exit(returncode: int) -> str:
+def _describe_exit(returncode: int, cpu_seconds: int) -> str:
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
         if name == "SIGXCPU":
-            return "the process used up its CPU-time limit"
+            return f"the process used up its CPU-time limit of {cpu_seconds} s"
         return f"the process crashed ({name})"
     return f"the process exited with status {returncode}"
 
@@ -392,7 +396,8 @@ class IsolatedRun:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 _kill_group(process)
-            reason = _describe_exit(process.returncode)
+            cases = len(self.cases) * len(self.submissions)
+            reason = _describe_exit(process.returncode, self.limits.cpu_seconds(cases))
         if position == -1:
             outcome.load_failure = LoadFailure(kind="crash", message=f"{reason} while loading the submission")
         else:

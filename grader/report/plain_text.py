@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import numpy as np
@@ -12,6 +13,8 @@ _COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31", Status.NOT_
 _WORDS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.NOT_RUN: "SKIP"}
 INDENT = " " * 8
 MAX_ENTRIES_SHOWN = 6
+SHOWN_HEAD, SHOWN_TAIL = 5, 15  # lines of the learner's prints shown
+_OUTPUT_CUT = re.compile(r"\[\.\.\. ([\d,]+) bytes of output cut \.\.\.\]")
 
 
 def _badge(status: Status, color: bool) -> str:
@@ -84,12 +87,17 @@ def _wrap(text: str, indent: str) -> list[str]:
 
 
 def _captured(name: str, text: str) -> list[str]:
+    """The learner's own prints: the first and last lines, saying how much was left out."""
     if not text.strip():
         return []
     body = text.rstrip().splitlines()
-    shown = body[-20:]
-    cut = f" (last {len(shown)} of {len(body)} lines)" if len(shown) < len(body) else ""
-    return [f"  Your code printed to {name}{cut}:", *[f"    | {line}" for line in shown]]
+    cut = _OUTPUT_CUT.search(text)
+    notes = [f"{cut.group(1)} bytes of output cut"] if cut else []
+    if len(body) > SHOWN_HEAD + SHOWN_TAIL:
+        notes.append(f"{len(body) - SHOWN_HEAD - SHOWN_TAIL:,} lines not shown")
+        body = [*body[:SHOWN_HEAD], "...", *body[-SHOWN_TAIL:]]
+    header = f"  Your code printed to {name}" + (f" ({'; '.join(notes)})" if notes else "") + ":"
+    return [header, *[f"    | {line}" for line in body]]
 
 
 def render_problem(result: ProblemResult, mode: str, color: bool = False) -> str:

@@ -1,4 +1,4 @@
-"""Expect: pass: bytes of output cut"""
+"""Expect: pass: all 4 cases within the tolerance"""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Expect: fail: inf"""
+"""Expect: fail: entry 0 is inf where the reference is"""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Expect: fail: dtype int64"""
+"""Expect: fail: returned an array of dtype int64"""
 
 import numpy as np
 

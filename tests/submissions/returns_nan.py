@@ -1,4 +1,4 @@
-"""Expect: fail: nan"""
+"""Expect: fail: entry 0 is nan where the reference is"""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Expect: error: SyntaxError: invalid syntax (syntax_error.py, line 5)"""
+"""Expect: error: SyntaxError: expected ':' (syntax_error.py, line 4)"""
 
 
 def scaled_sum(x, scale)
