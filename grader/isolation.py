@@ -94,15 +94,31 @@ def address_space_limit(limits: Limits) -> int | None:
     return None if _gpu_plugin_installed() else limits.memory_bytes
 
 
-def _resident_bytes(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+def _session_members(session: int) -> list[int]:
+    """Returns the processes of a session: the child, and whatever it started that did not leave."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+            fields = stat[stat.rindex(")") + 2 :].split()  # state ppid pgrp session ...
+            if int(fields[3]) == session:
+                members.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue  # gone, or not ours to read
+    return members
+
+
+def _resident_bytes(session: int) -> int:
+    """Returns the resident memory of a session's processes together, so that forking does not evade
+    the memory limit."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = 0
+    for pid in _session_members(session):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int(Path(f"/proc/{pid}/statm").read_text(encoding="ascii").split()[1]) * page
+    return total
 
 
 @dataclass(frozen=True)
@@ -392,12 +408,11 @@ class IsolatedRun:
                 f"out of memory: used more than {describe_size(self.limits.memory_bytes)} (--memory-limit)"
             )
         else:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                _kill_group(process)
+            returncode = _exit_status_unreaped(process, timeout=10)
+            _kill_group(process)  # also what it left behind
             cases = len(self.cases) * len(self.submissions)
-            reason = _describe_exit(process.returncode, self.limits.cpu_seconds(cases))
+            status = process.returncode if returncode is None else returncode
+            reason = _describe_exit(status, self.limits.cpu_seconds(cases))
         if position == -1:
             outcome.load_failure = LoadFailure(kind="crash", message=f"{reason} while loading the submission")
         else:
@@ -405,11 +420,35 @@ class IsolatedRun:
             outcome.stopped_in_case = expected[position]
 
 
+def _exit_status_unreaped(process: subprocess.Popen, timeout: float) -> int | None:
+    """Waits up to `timeout` for the child to exit and returns its status as Popen would, without reaping
+    it: while it is a zombie its pid (which names its process group and session) cannot be reused."""
+    deadline = time.monotonic() + timeout
+    while process.returncode is None:
+        try:
+            info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return None
+        if info is not None:
+            killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+            return -info.si_status if killed else info.si_status
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.01)
+    return process.returncode
+
+
 def _kill_group(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
+    """Kills the child and every process left in its session, also one that left the child's process
+    group, and also after the child has exited (it is reaped only afterwards, so its ids stay ours)."""
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        if sys.platform.startswith("linux"):
+            for pid in _session_members(process.pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+    process.wait()
 
 
 def run_isolated(

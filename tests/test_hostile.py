@@ -26,8 +26,8 @@ from grader.results import Status
 FOLDER = Path(__file__).parent / "submissions"
 SECRET = "hostile-tests-secret"  # reads_the_secret.py returns NaN if it can see this anywhere
 TIMEOUT = 2
-# Touching 4 GiB page by page takes several seconds of kernel time, longer than TIMEOUT.
-TIMEOUTS = {"takes_8_gib": 60}
+# Touching GiBs page by page takes several seconds of kernel time, longer than TIMEOUT.
+TIMEOUTS = {"takes_8_gib": 60, "forks_to_hoard_memory": 60}
 WRONG = Path(__file__).parent / "toy_course" / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
 
 
@@ -78,6 +78,26 @@ def test_timeout_reports_the_rest_as_not_run_and_returns_promptly(toy_course):
     assert result.cases[0].status is Status.ERROR
     assert all(case.status is Status.NOT_RUN for case in result.cases[1:])
     assert all("not run" in case.message for case in result.cases[1:])
+
+
+def _sleepers() -> list[int]:
+    """The processes left by leaves_a_process_behind.py."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if entry.joinpath("cmdline").read_bytes() == b"sleep\x001234.5\x00":
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+def test_nothing_a_submission_started_outlives_its_grading(toy_course):
+    grader = Grader(toy_course, limits=Limits(timeout=TIMEOUT))
+    result = grader.grade_file(toy_course.problem("toy"), FOLDER / "leaves_a_process_behind.py")
+    assert result.status is Status.PASS, result.message
+    time.sleep(0.2)
+    assert not _sleepers(), "the submission's background process is still running"
 
 
 def test_megabytes_of_prints_are_cut_and_the_report_says_how_much(toy_course):
