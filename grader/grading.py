@@ -13,7 +13,15 @@ from grader.child import call_case
 from grader.compare import compare_outputs
 from grader.diagnose import diagnose
 from grader.errors import CourseError, UsageError
-from grader.isolation import CaseOutcome, IsolatedRun, Limits, LoadFailure, RunOutcome, describe_size
+from grader.isolation import (
+    CaseOutcome,
+    IsolatedRun,
+    Limits,
+    LoadFailure,
+    RunOutcome,
+    check_sandbox,
+    describe_size,
+)
 from grader.problems import Course, Problem
 from grader.protocol import Raised, Returned, decode_raised, decode_returned
 from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status
@@ -121,6 +129,7 @@ class Grader:
         self.course = course
         self.secret = secret or None
         self.limits = limits or Limits()
+        check_sandbox()
 
     @property
     def mode(self) -> str:

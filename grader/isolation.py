@@ -13,6 +13,7 @@ import json
 import os
 import pickle
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.cases import Case
+from grader.errors import CourseError
 from grader.problems import Problem
 from grader.protocol import Raised, Returned, decode_raised, decode_returned
 
@@ -32,6 +34,7 @@ BLOCKED_IMPORTS = ["grader", "solutions"]
 # Variables that choose the backend or locale: passed through so learner and reference see the same device.
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
 CACHE_ENV = "GRADE_CACHE_DIR"
+SANDBOX_ENV = "GRADE_SANDBOX"  # a command that runs learner code in an OS sandbox (README: high stakes)
 OUTPUT_HEAD, OUTPUT_TAIL = 4_000, 12_000  # what a report keeps of a child's stdout or stderr
 WATCH_INTERVAL = 0.1  # seconds between checks of the child's memory
 MAX_LINE = 64 << 20
@@ -168,6 +171,35 @@ def compilation_cache(trusted: bool) -> Path | None:
         else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mp-grader"
     )
     return root / ("jax-course" if trusted else "jax-submissions")
+
+
+def sandbox_prefix(problem: Problem) -> list[str]:
+    """Returns the command put before a learner's child interpreter: $GRADE_SANDBOX split like a shell
+    line, with `{solutions}` and `{course}` replaced by the course's folders; empty when unset."""
+    setting = os.environ.get(SANDBOX_ENV, "").strip()
+    if not setting:
+        return []
+    course = problem.directory.parent.parent
+    places = {"{course}": str(course), "{solutions}": str(course / "solutions")}
+    words = []
+    for word in shlex.split(setting):
+        for placeholder, path in places.items():
+            word = word.replace(placeholder, path)
+        words.append(word)
+    return words
+
+
+def check_sandbox() -> None:
+    """Raises CourseError when $GRADE_SANDBOX names a command that is not installed."""
+    setting = os.environ.get(SANDBOX_ENV, "").strip()
+    if not setting:
+        return
+    try:
+        words = shlex.split(setting)
+    except ValueError as exc:
+        raise CourseError(f"{SANDBOX_ENV} is not a valid command line: {exc}") from None
+    if not words or shutil.which(words[0]) is None:
+        raise CourseError(f"{SANDBOX_ENV} names {words[0] if words else 'nothing'!r}, which is not installed")
 
 
 def _child_env(workdir: Path, trusted: bool) -> dict[str, str]:
@@ -314,8 +346,17 @@ class IsolatedRun:
         result_read, result_write = os.pipe()
         stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
         with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
+            prefix = [] if self.trusted else sandbox_prefix(self.problem)
             process = subprocess.Popen(
-                [sys.executable, "-I", "-u", str(CHILD_SCRIPT), str(request_read), str(result_write)],
+                [
+                    *prefix,
+                    sys.executable,
+                    "-I",
+                    "-u",
+                    str(CHILD_SCRIPT),
+                    str(request_read),
+                    str(result_write),
+                ],
                 pass_fds=(request_read, result_write),
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from grader.cases import make_cases
+from grader.cli import main
 from grader.grading import Grader
 from grader.isolation import Limits
 from grader.report import FORMATS
@@ -203,3 +204,37 @@ def test_one_broken_problem_never_stops_all_from_grading_the_others(toy_course):
     assert done.returncode == 1, done.stderr
     verdicts = {problem["problem"]: problem["status"] for problem in json.loads(done.stdout)["problems"]}
     assert verdicts == {"toy": "error", "toy_max": "pass"}
+
+
+SANDBOX = (
+    "unshare --user --map-root-user --mount --net -- "
+    'sh -c \'mount -t tmpfs -o ro,size=16k none "$0" && exec "$@"\' {solutions}'
+)
+
+
+def _namespaces_work() -> bool:
+    probe = ["unshare", "--user", "--map-root-user", "--mount", "--net", "true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not _namespaces_work(), reason="this machine allows no user and mount namespaces")
+def test_a_sandbox_command_keeps_the_solutions_out_of_learner_code(toy_course, monkeypatch):
+    grader = Grader(toy_course, limits=Limits(timeout=TIMEOUT))
+    problem = toy_course.problem("toy")
+    cheat = shutil.copy(FOLDER / "calls_the_reference.py", problem.stub_path)  # inside the course checkout
+    assert grader.grade_file(problem, cheat).status is Status.PASS, "without a sandbox the file is readable"
+    monkeypatch.setenv("GRADE_SANDBOX", SANDBOX)
+    result = grader.grade_file(problem, cheat)
+    assert result.status is Status.ERROR
+    assert "no reference solution within reach" in result.message
+    honest = grader.grade_file(problem, FOLDER / "leaves_a_process_behind.py")
+    assert honest.status is Status.PASS, "the reference itself still runs, outside the sandbox"
+
+
+def test_a_sandbox_command_that_does_not_exist_is_the_instructors_error(toy_course, monkeypatch, capsys):
+    monkeypatch.setenv("GRADE_SANDBOX", "no-such-sandbox-tool --flag")
+    assert main(["toy", "--submission", str(FOLDER / "leaves_a_process_behind.py")]) == 2
+    assert "GRADE_SANDBOX" in capsys.readouterr().err

@@ -1,0 +1,31 @@
+"""Expect: pass: all 4 cases within the tolerance"""
+
+# Finds the course's reference solution by path and calls it: no import, so the import blocker cannot see
+# it. A child running as the grader's own user can read what the grader reads; this passes unless the
+# instructor runs learner code in an OS sandbox (GRADE_SANDBOX, see the README), where it is an error.
+
+import os
+from pathlib import Path
+
+
+def _places() -> list[Path]:
+    places = [Path(__file__).resolve()]
+    try:
+        places.append(Path(os.readlink(f"/proc/{os.getppid()}/cwd")))  # the grader's folder
+    except OSError:
+        pass
+    return [folder for place in places for folder in (place, *place.parents)]
+
+
+def _reference_source() -> str:
+    for folder in _places():
+        candidate = folder / "solutions" / "toy.py"
+        if candidate.is_file():
+            return candidate.read_text()
+    raise FileNotFoundError("no reference solution within reach")
+
+
+def scaled_sum(x, scale):
+    namespace = {}
+    exec(_reference_source(), namespace)
+    return namespace["scaled_sum"](x, scale)
