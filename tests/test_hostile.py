@@ -206,10 +206,18 @@ def test_one_broken_problem_never_stops_all_from_grading_the_others(toy_course):
     assert verdicts == {"toy": "error", "toy_max": "pass"}
 
 
-SANDBOX = (
-    "unshare --user --map-root-user --mount --net -- "
-    'sh -c \'mount -t tmpfs -o ro,size=16k none "$0" && exec "$@"\' {solutions}'
-)
+def readme_sandbox(tool: str) -> str:
+    """The README's GRADE_SANDBOX line for `tool`, as the shell sets it."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    (line,) = [
+        line.strip()
+        for line in readme.splitlines()
+        if line.strip().startswith(f"export GRADE_SANDBOX={tool}")
+    ]
+    shown = subprocess.run(
+        ["bash", "-c", f'{line}; printf %s "$GRADE_SANDBOX"'], capture_output=True, text=True
+    )
+    return shown.stdout
 
 
 def _namespaces_work() -> bool:
@@ -226,7 +234,8 @@ def test_a_sandbox_command_keeps_the_solutions_out_of_learner_code(toy_course, m
     problem = toy_course.problem("toy")
     cheat = shutil.copy(FOLDER / "calls_the_reference.py", problem.stub_path)  # inside the course checkout
     assert grader.grade_file(problem, cheat).status is Status.PASS, "without a sandbox the file is readable"
-    monkeypatch.setenv("GRADE_SANDBOX", SANDBOX)
+    # The README's unshare line: an empty folder over solutions/, no network, no right to unmount it.
+    monkeypatch.setenv("GRADE_SANDBOX", readme_sandbox('"unshare'))
     result = grader.grade_file(problem, cheat)
     assert result.status is Status.ERROR
     assert "no reference solution within reach" in result.message

