@@ -1,4 +1,5 @@
-"""The `grade` command: `grade list`, `grade hint ID`, and `grade ID... | --all`."""
+"""The `grade` command: `grade ID... | --all`, `grade list`, `grade hint ID`, `grade export DEST` and
+`grade batch ROSTER_DIR`."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ import sys
 import traceback
 from pathlib import Path
 
-from grader import progress
+from grader import batch, progress
 from grader.cases import SECRET_ENV
 from grader.errors import GraderError, UsageError
+from grader.export import export_course
 from grader.grading import Grader
 from grader.hints import load_hints
 from grader.isolation import Limits, describe_size
 from grader.problems import Course, Problem, find_course
 from grader.report import FORMATS, render
+from grader.report.gradescope import VISIBILITIES
 from grader.report.plain_text import render_problem
 from grader.results import GradeReport, ProblemResult, Status
 from grader.secret import take_secret
@@ -23,8 +26,11 @@ from grader.secret import take_secret
 USAGE = """\
 grade list [--root DIR]
        grade hint ID [--level N] [--root DIR]
-       grade ID... | --all [--root DIR] [--submission FILE] [--format text|json] [--timeout SECONDS]
-                         [--memory-limit SIZE]"""
+       grade ID... | --all [--root DIR] [--submission FILE] [--format FORMAT[=FILE]]... [--timeout SECONDS]
+                         [--memory-limit SIZE] [--gradescope-visibility VISIBILITY]
+       grade export DEST
+       grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
+FORMAT is one of: text, json, junit, gradescope, github"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +66,28 @@ def _size(text: str) -> int | None:
     return int(value)
 
 
+def _format_spec(text: str) -> tuple[str, Path | None]:
+    """Parses `--format FORMAT` or `--format FORMAT=FILE`."""
+    fmt, _, path = text.partition("=")
+    if fmt not in FORMATS:
+        raise argparse.ArgumentTypeError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    if _ and not path:
+        raise argparse.ArgumentTypeError(f"--format {text}: name a file after '='")
+    return fmt, Path(path) if path else None
+
+
+def _destinations(specs: list[tuple[str, Path | None]] | None) -> tuple[str | None, dict[Path, str]]:
+    """Returns the format for stdout (None: no report there) and the formats to write to files."""
+    specs = specs or [("text", None)]
+    to_stdout = [fmt for fmt, path in specs if path is None]
+    if len(to_stdout) > 1:
+        raise UsageError("only one --format can go to stdout; send the others to files: --format junit=FILE")
+    files = {path: fmt for fmt, path in specs if path is not None}
+    if len(files) < sum(path is not None for _, path in specs):
+        raise UsageError("two --format options name the same file")
+    return (to_stdout[0] if to_stdout else None), files
+
+
 def _root_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root", metavar="DIR", type=Path, help="a learner checkout to grade (default: this one)"
@@ -77,22 +105,21 @@ def _grade_parser() -> argparse.ArgumentParser:
     parser.add_argument("--all", action="store_true", help="grade every problem")
     _root_option(parser)
     parser.add_argument("--submission", metavar="FILE", type=Path, help="grade this file instead of the stub")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
     parser.add_argument(
-        "--timeout",
-        metavar="SECONDS",
-        type=_positive,
-        default=Limits.timeout,
-        help=f"wall-clock limit per case (default: {Limits.timeout:g})",
+        "--format",
+        action="append",
+        type=_format_spec,
+        metavar="FORMAT[=FILE]",
+        help=f"report format ({', '.join(FORMATS)}; default text), to stdout or, with =FILE, to a file; "
+        "repeat it for several reports from one run",
     )
     parser.add_argument(
-        "--memory-limit",
-        metavar="SIZE",
-        type=_size,
-        default=Limits.memory_bytes,
-        help=f"memory limit of each submission's process, e.g. 4G, 512M or none (default: "
-        f"{describe_size(Limits.memory_bytes)})",
+        "--gradescope-visibility",
+        choices=VISIBILITIES,
+        default="after_due_date",
+        help="when learners see hidden-case results in the gradescope format (default: after_due_date)",
     )
+    _limit_options(parser)
     return parser
 
 
@@ -128,6 +155,8 @@ def _missing_stub(problem: Problem, path: Path) -> ProblemResult:
         message=f"no submission file at {path}",
         rtol=problem.tolerance.rtol,
         atol=problem.tolerance.atol,
+        points=problem.points,
+        function=problem.function,
     )
 
 
@@ -148,25 +177,114 @@ def _grade(argv: list[str]) -> int:
             if not path.is_file():
                 raise UsageError(f"no submission file at {path}")
 
+    stdout_format, files = _destinations(args.format)
     limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
     grader = Grader(course, secret=take_secret(), limits=limits)
     results = []
     for problem in problems:
         path = submissions[problem.id]
+        if stdout_format != "text" and sys.stderr.isatty():
+            print(f"grading {problem.id} ...", file=sys.stderr, flush=True)
         result = grader.grade_file(problem, path) if path.is_file() else _missing_stub(problem, path)
         results.append(result)
         if args.submission is None:
             progress.record_result(root, result, path, grader.mode)
-        if args.format == "text":
+        if stdout_format == "text":
             block = render_problem(result, grader.mode, color=_color())
             footer = "" if result.passed or grader.secret else _hint_footer(problem, root)
             print(block + ("\n" + footer if footer else "") + "\n", flush=True)
     report = GradeReport(mode=grader.mode, problems=tuple(results))
-    if args.format != "text":
-        sys.stdout.write(render(report, args.format))
-    elif len(results) > 1:
+    options = {"hidden_visibility": args.gradescope_visibility}
+    for target, fmt in files.items():
+        _write_report(target, render(report, fmt, **options))
+    if stdout_format == "text" and len(results) > 1:
         print(f"{sum(r.passed for r in results)} of {len(results)} problems passed.")
+    elif stdout_format not in (None, "text"):
+        sys.stdout.write(render(report, stdout_format, **options))
     return 0 if report.passed else 1
+
+
+def _write_report(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
+
+
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_positive,
+        default=Limits.timeout,
+        help=f"wall-clock limit per case (default: {Limits.timeout:g})",
+    )
+    parser.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        type=_size,
+        default=Limits.memory_bytes,
+        help=f"memory limit of each submission's process, e.g. 4G, 512M or none (default: "
+        f"{describe_size(Limits.memory_bytes)})",
+    )
+
+
+def _batch(argv: list[str]) -> int:
+    parser = _Parser(
+        prog="grade batch",
+        usage=USAGE,
+        description="Grade every learner checkout in ROSTER_DIR on every problem; write a CSV gradebook "
+        "and a Markdown summary beside it. Exit status 0 when every row was graded (whatever the "
+        "learners' results), 2 when the course could not grade some row.",
+    )
+    parser.add_argument("roster", metavar="ROSTER_DIR", type=Path, help="one subfolder per learner")
+    parser.add_argument("--out", metavar="GRADEBOOK.csv", type=Path, required=True, help="the CSV to write")
+    parser.add_argument("--jobs", metavar="N", type=int, default=1, help="learners graded at once")
+    _limit_options(parser)
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    course = find_course()
+    limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
+    grader = Grader(course, secret=take_secret(), limits=limits)
+    width = len(str(len(batch.learners_in(args.roster)) * len(course.problems())))
+
+    def show(done: int, total: int, row: batch.Row) -> None:
+        print(
+            f"[{done:>{width}}/{total}] {row.learner}/{row.problem}: {row.status} ({row.seconds:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    rows = batch.grade_roster(course, args.roster, grader, jobs=args.jobs, on_row=show)
+    summary_path = args.out.with_suffix(".md")
+    _write_report(args.out, batch.gradebook_csv(rows))
+    _write_report(summary_path, batch.summary_markdown(rows, grader.mode))
+    passed = sum(row.status == "pass" for row in rows)
+    print(f"{len(rows)} rows graded ({passed} passed): {args.out}, summary in {summary_path}")
+    broken = [row for row in rows if row.status == batch.GRADER_ERROR]
+    if broken:
+        print(
+            f"grade: error: {len(broken)} rows could not be graded by the course; see {summary_path}",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+def _export(argv: list[str]) -> int:
+    parser = _Parser(prog="grade export", usage=USAGE, description="Write a learner copy of the course.")
+    parser.add_argument("dest", metavar="DEST", type=Path, help="an absent or empty folder")
+    args = parser.parse_args(argv)
+    course = find_course()
+    for line in export_course(course, args.dest):
+        print(line, flush=True)
+    print(
+        f"Learner copy written to {args.dest}: problems, grader, pyproject.toml and README; no solutions and "
+        "no pitfall code. There: `pip install -e .` then `grade <id>` grades the practice cases."
+    )
+    return 0
 
 
 def _list(argv: list[str]) -> int:
@@ -209,7 +327,7 @@ def _hint(argv: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"list": _list, "hint": _hint}
+COMMANDS = {"list": _list, "hint": _hint, "export": _export, "batch": _batch}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,9 +16,7 @@ from grader.compare import compare_outputs
 from grader.isolation import Limits
 from grader.problems import Course, Problem, find_course
 from grader.protocol import Returned
-from grader.trusted import TrustedOutputs, reference_outputs_or_raise
-
-REFERENCE = "reference"
+from grader.trusted import REFERENCE, TrustedOutputs, reference_outputs_or_raise
 
 
 @dataclass(frozen=True)

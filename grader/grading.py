@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.cases import Case, describe_inputs, make_cases
+from grader.cases import SECRET_ENV, Case, describe_inputs, make_cases
 from grader.child import call_case
 from grader.compare import compare_outputs
 from grader.diagnose import diagnose
@@ -25,9 +25,8 @@ from grader.isolation import (
 from grader.problems import Course, Problem
 from grader.protocol import Raised, Returned, decode_raised, decode_returned
 from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status
-from grader.trusted import TrustedOutputs, reference_outputs_or_raise
-
-REFERENCE = "reference"
+from grader.stored import load_stored
+from grader.trusted import REFERENCE, KnownOutputs, TrustedOutputs, reference_outputs_or_raise
 
 
 def _limit_message(raised: Raised, limits: Limits) -> str:
@@ -135,14 +134,23 @@ class Grader:
     def mode(self) -> str:
         return "hidden" if self.secret else "practice"
 
-    def _reference_path(self, problem: Problem) -> Path:
+    def _reference(self, problem: Problem, cases: list[Case]) -> tuple[TrustedOutputs | KnownOutputs, Path]:
+        """Starts computing the reference outputs on `cases` (or takes those stored in a learner copy)."""
         path = self.course.reference_path(problem)
-        if not path.is_file():
+        if path.is_file():
+            return TrustedOutputs(problem, {REFERENCE: path}, cases, self.limits), path
+        stored = load_stored(problem)
+        if stored is None:
             raise CourseError(
                 f"no reference solution at {path}: this checkout cannot grade {problem.id} "
                 "(grading needs the instructor's copy of the course)"
             )
-        return path
+        if self.secret:
+            raise CourseError(
+                "hidden cases need the instructor's copy of the course (with solutions/): this is a learner "
+                f"copy, which grades the practice cases only; unset {SECRET_ENV} to grade them"
+            )
+        return KnownOutputs({REFERENCE: stored.reference(cases)}), stored.path
 
     def grade_file(self, problem: Problem, submission: Path) -> ProblemResult:
         """Grades `submission` (a learner's stub.py or any file defining the function) in a child process."""
@@ -151,8 +159,7 @@ class Grader:
         submission = submission.resolve()
         start = time.monotonic()
         cases = make_cases(problem, self.secret)
-        reference_path = self._reference_path(problem)
-        reference = TrustedOutputs(problem, {REFERENCE: reference_path}, cases, self.limits)
+        reference, reference_path = self._reference(problem, cases)
         learner = IsolatedRun([("learner", submission)], problem, cases, self.limits).start()
         outcome = learner.wait()["learner"]
         expected = self._expected(outcome, reference, reference_path)
@@ -163,8 +170,7 @@ class Grader:
         """Grades a function object in this process (for notebooks); the reference still runs isolated."""
         start = time.monotonic()
         cases = make_cases(problem, self.secret)
-        reference_path = self._reference_path(problem)
-        reference = TrustedOutputs(problem, {REFERENCE: reference_path}, cases, self.limits)
+        reference, reference_path = self._reference(problem, cases)
         outcome = RunOutcome(label="learner")
         source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
         for case in cases:
@@ -219,6 +225,8 @@ class Grader:
             also_matches=tuple(matched[1:]),
             rtol=problem.tolerance.rtol,
             atol=problem.tolerance.atol,
+            points=problem.points,
+            function=problem.function,
             detail=outcome.load_failure.detail if outcome.load_failure else "",
             stdout=outcome.stdout,
             stderr=outcome.stderr,
@@ -233,9 +241,13 @@ class Grader:
         expected: dict[int, np.ndarray],
     ) -> list[MatchedPitfall]:
         paths = self.course.pitfall_paths(problem)
-        if not paths:
+        stored = None if paths or self.secret else load_stored(problem)
+        if paths:
+            results = TrustedOutputs(problem, paths, cases, self.limits).result()
+        elif stored is not None:
+            results = KnownOutputs(stored.pitfalls(cases)).result()
+        else:
             return []
-        results = TrustedOutputs(problem, paths, cases, self.limits).result()
         outputs = {label: result for label, result in results.items() if isinstance(result, dict)}
         return [
             MatchedPitfall(p.name, p.title, p.explanation)

@@ -59,6 +59,7 @@ class Problem:
     tolerance: Tolerance
     pitfalls: tuple[Pitfall, ...]
     hidden_cases_per_family: int
+    points: float = 1.0  # what a pass is worth in a gradebook
 
     @property
     def statement_path(self) -> Path:
@@ -120,6 +121,7 @@ def _load_problem(directory: Path) -> Problem:
             tolerance=tolerance,
             pitfalls=pitfalls,
             hidden_cases_per_family=int(meta.get("hidden_cases_per_family", 2)),
+            points=float(meta.get("points", 1.0)),
         )
     except (OSError, KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{meta_path}: not a valid problem description ({exc})") from exc

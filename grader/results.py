@@ -89,10 +89,16 @@ class ProblemResult:
     stdout: str = ""
     stderr: str = ""
     seconds: float = 0.0
+    points: float = 1.0  # the problem's worth; a pass scores all of it, anything else nothing
+    function: str = ""  # the function the statement asks for
 
     @property
     def passed(self) -> bool:
         return self.status is Status.PASS
+
+    @property
+    def score(self) -> float:
+        return self.points if self.passed else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -109,6 +115,8 @@ class ProblemResult:
             "stdout": self.stdout,
             "stderr": self.stderr,
             "seconds": round(self.seconds, 3),
+            "points": self.points,
+            "score": self.score,
         }
 
 

@@ -1,0 +1,153 @@
+"""`grade batch ROSTER_DIR --out gradebook.csv`: every learner's checkout graded, one CSV row per problem.
+
+Each subfolder of ROSTER_DIR is one learner's checkout with `problems/<id>/stub.py`. Learners are graded
+in a pool of `jobs` threads, each grading in its own child processes; whatever one learner's code does is
+that learner's row, never the batch's end. A Markdown summary is written beside the CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.errors import CourseError, UsageError
+from grader.grading import Grader
+from grader.problems import Course, Problem
+
+COLUMNS = ("learner", "problem", "status", "score", "max_score", "pitfall", "message", "seconds")
+MISSING = "missing"  # no stub file in the learner's checkout
+GRADER_ERROR = "grader_error"  # the course could not grade (a broken reference): not the learner's fault
+
+
+@dataclass(frozen=True)
+class Row:
+    learner: str
+    problem: str
+    status: str
+    score: float
+    max_score: float
+    pitfall: str = ""
+    message: str = ""
+    seconds: float = 0.0
+
+
+def learners_in(roster: Path) -> list[Path]:
+    """Returns the learners' checkouts: the visible subfolders of the roster, sorted by name."""
+    if not roster.is_dir():
+        raise UsageError(f"{roster} is not a folder of learner checkouts")
+    learners = sorted(p for p in roster.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not learners:
+        raise UsageError(f"{roster} has no learner folders")
+    return learners
+
+
+def grade_one(grader: Grader, problem: Problem, learner: Path) -> Row:
+    """Grades one learner on one problem; every outcome, including the grader's own failure, is a row."""
+    stub = learner / "problems" / problem.id / "stub.py"
+    start = time.monotonic()
+    if not stub.is_file():
+        return Row(learner.name, problem.id, MISSING, 0.0, problem.points, message=f"no file {stub}")
+    try:
+        result = grader.grade_file(problem, stub)
+    except CourseError as exc:
+        message = str(exc).splitlines()[0]
+        return Row(learner.name, problem.id, GRADER_ERROR, 0.0, problem.points, message=message)
+    except Exception as exc:  # a bug of the grader's: this row says so, the batch goes on
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        return Row(learner.name, problem.id, GRADER_ERROR, 0.0, problem.points, message=message)
+    return Row(
+        learner=learner.name,
+        problem=problem.id,
+        status=str(result.status),
+        score=result.score,
+        max_score=result.points,
+        pitfall=result.pitfall.name if result.pitfall else "",
+        message=result.message,
+        seconds=round(time.monotonic() - start, 3),
+    )
+
+
+def grade_roster(
+    course: Course,
+    roster: Path,
+    grader: Grader,
+    jobs: int = 1,
+    on_row: Callable[[int, int, Row], None] | None = None,
+) -> list[Row]:
+    """Grades every learner on every problem and returns the rows in (learner, course order)."""
+    learners = learners_in(roster)
+    problems = course.problems()
+    # Learner by learner: the first rows of a batch need different references, so they are computed once.
+    work = [(learner, problem) for learner in learners for problem in problems]
+    rows: list[Row] = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(grade_one, grader, problem, learner) for learner, problem in work]
+        for done, future in enumerate(as_completed(futures), start=1):
+            row = future.result()
+            rows.append(row)
+            if on_row:
+                on_row(done, len(work), row)
+    order = {(learner.name, problem.id): i for i, (learner, problem) in enumerate(work)}
+    return sorted(rows, key=lambda row: order[(row.learner, row.problem)])
+
+
+def _cell(value: object) -> object:
+    """Keeps spreadsheet programs from reading a text cell as a formula."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def gradebook_csv(rows: list[Row]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([_cell(getattr(row, column)) for column in COLUMNS])
+    return buffer.getvalue()
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(rows: list[Row], mode: str) -> str:
+    """Returns the batch summary: pass rate per problem, the commonest named pitfalls, learners' totals."""
+    problems = list(dict.fromkeys(row.problem for row in rows))
+    learners = list(dict.fromkeys(row.learner for row in rows))
+    lines = [
+        f"# Gradebook summary ({mode} cases)",
+        "",
+        f"{len(learners)} learners, {len(problems)} problems.",
+        "",
+        "| problem | passed | failed | errors | missing | pass rate | commonest named pitfalls |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for problem in problems:
+        mine = [row for row in rows if row.problem == problem]
+        counts = Counter(row.status for row in mine)
+        pitfalls = Counter(row.pitfall for row in mine if row.pitfall).most_common(3)
+        named = ", ".join(f"`{name}` ({count})" for name, count in pitfalls) or "none"
+        rate = counts["pass"] / len(mine)
+        errors = counts["error"] + counts[GRADER_ERROR]
+        lines.append(
+            f"| {problem} | {counts['pass']} | {counts['fail']} | {errors} | {counts[MISSING]} "
+            f"| {rate:.0%} | {named} |"
+        )
+    lines += ["", "| learner | score | out of |", "|---|---:|---:|"]
+    for learner in learners:
+        mine = [row for row in rows if row.learner == learner]
+        lines.append(
+            f"| {_md(learner)} | {sum(r.score for r in mine):g} | {sum(r.max_score for r in mine):g} |"
+        )
+    broken = [row for row in rows if row.status == GRADER_ERROR]
+    if broken:
+        lines += ["", "**The grader could not grade these (not the learners' fault):**", ""]
+        lines += [f"- {_md(row.learner)} / {row.problem}: {_md(row.message)}" for row in broken]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,78 @@
+"""`grade export DEST`: a learner copy of the course, without solutions, that grades practice cases.
+
+The copy holds the problems (statements, stubs, hints, case generators), the grader, `pyproject.toml` and
+the README. Instead of the reference and the pitfall files it holds their outputs on the practice cases
+(`problems/<id>/expected.json`), so that `grade <id>` there compares with the reference and names pitfalls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import platform
+import shutil
+from pathlib import Path
+
+from grader.cases import make_cases
+from grader.errors import CourseError, UsageError
+from grader.isolation import Limits
+from grader.problems import Course
+from grader.stored import write_stored
+from grader.trusted import REFERENCE, TrustedOutputs, reference_outputs_or_raise
+
+COPIED = ("problems", "grader", "pyproject.toml", "README.md", "LICENSE")
+SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade", "expected.json")
+
+
+def _versions() -> dict[str, str]:
+    made_with = {"python": platform.python_version(), "machine": platform.machine()}
+    for package in ("jax", "jaxlib", "numpy"):
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            made_with[package] = importlib.metadata.version(package)
+    return made_with
+
+
+def _check_destination(course: Course, dest: Path) -> None:
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UsageError(f"{dest} already exists and is not an empty folder")
+    inside = course.root in dest.parents and dest.parts[len(course.root.parts)] in COPIED
+    if dest == course.root or inside:
+        raise UsageError(f"{dest} lies inside what is being copied; choose a folder outside it")
+
+
+def export_course(course: Course, dest: Path, limits: Limits | None = None) -> list[str]:
+    """Writes the learner copy to `dest` (absent or empty) and returns a line per problem for the user."""
+    dest = dest.resolve()
+    _check_destination(course, dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in COPIED:
+        source = course.root / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=SKIPPED)
+        elif source.is_file():
+            shutil.copy2(source, dest / name)
+    learner_copy = Course(dest)
+    made_with = _versions()
+    lines = []
+    for problem in course.problems():
+        cases = make_cases(problem, None)
+        paths = {REFERENCE: course.reference_path(problem), **course.pitfall_paths(problem)}
+        if not paths[REFERENCE].is_file():
+            raise CourseError(
+                f"no reference solution at {paths[REFERENCE]}: export needs the instructor's copy"
+            )
+        results = TrustedOutputs(problem, paths, cases, limits or Limits()).result()
+        reference_outputs_or_raise(results, REFERENCE, paths[REFERENCE])
+        broken = {label: why for label, why in results.items() if isinstance(why, str)}
+        if broken:
+            label, why = next(iter(broken.items()))
+            raise CourseError(f"the pitfall file {paths[label]} failed on a practice case:\n{why}")
+        write_stored(learner_copy.problem(problem.id), cases, results, made_with)
+        lines.append(
+            f"{problem.id}: {len(cases)} practice cases, outputs of the reference and "
+            f"{len(paths) - 1} pitfall files stored"
+        )
+    leaked = [path for path in dest.rglob("*") if path.name == "solutions"]
+    if leaked:
+        raise CourseError(f"a solutions folder ended up in the learner copy: {leaked[0]}")
+    return lines
