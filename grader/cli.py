@@ -230,7 +230,7 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _batch(argv: list[str]) -> int:
+def _batch_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="grade batch",
         usage=USAGE,
@@ -242,7 +242,11 @@ def _batch(argv: list[str]) -> int:
     parser.add_argument("--out", metavar="GRADEBOOK.csv", type=Path, required=True, help="the CSV to write")
     parser.add_argument("--jobs", metavar="N", type=int, default=1, help="learners graded at once")
     _limit_options(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _batch(argv: list[str]) -> int:
+    args = _batch_parser().parse_args(argv)
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     course = find_course()

@@ -202,10 +202,11 @@ def check_sandbox() -> None:
         raise CourseError(f"{SANDBOX_ENV} names {words[0] if words else 'nothing'!r}, which is not installed")
 
 
-def _child_env(workdir: Path, trusted: bool) -> dict[str, str]:
+def _child_env(workdir: Path, trusted: bool, sandboxed: bool) -> dict[str, str]:
     env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
     env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
-    cache = compilation_cache(trusted)
+    # A sandbox may run the child as another user, who could not write to the grader's cache folder.
+    cache = None if sandboxed else compilation_cache(trusted)
     if cache is not None:
         env.update(
             JAX_COMPILATION_CACHE_DIR=str(cache),
@@ -334,8 +335,14 @@ class IsolatedRun:
             }
         )
 
+    def _sandbox(self) -> list[str]:
+        """The sandbox command for this child: none for the course's own code."""
+        return [] if self.trusted else sandbox_prefix(self.problem)
+
     def _run(self) -> None:
         workdir = Path(tempfile.mkdtemp(prefix="grade-"))
+        if self._sandbox():
+            workdir.chmod(0o777)  # the sandbox may run the child as another user (setpriv, runuser)
         try:
             self._run_in(workdir)
         finally:
@@ -346,7 +353,7 @@ class IsolatedRun:
         result_read, result_write = os.pipe()
         stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
         with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
-            prefix = [] if self.trusted else sandbox_prefix(self.problem)
+            prefix = self._sandbox()
             process = subprocess.Popen(
                 [
                     *prefix,
@@ -362,7 +369,7 @@ class IsolatedRun:
                 stdout=stdout,
                 stderr=stderr,
                 cwd=workdir,
-                env=_child_env(workdir, self.trusted),
+                env=_child_env(workdir, self.trusted, sandboxed=bool(prefix)),
                 start_new_session=True,
             )
         self._process = process

@@ -488,6 +488,15 @@ def test_github_the_line_is_1_when_the_file_cannot_be_read(graded, tmp_path, mon
     assert commands[0].properties["line"] == "1"
 
 
+def test_github_a_line_named_for_another_file_is_not_taken_for_the_learners(tmp_path):
+    path = tmp_path / "stub.py"
+    path.write_text("import helper\n\n\ndef scaled_sum(x, scale):\n    return x\n", encoding="utf-8")
+    message = "SyntaxError: invalid syntax (helper.py, line 9) while importing stub.py"
+    result = problem(Status.ERROR, submission=str(path), message=message)
+    commands, _ = parse_workflow(render_github(report_of(result)))
+    assert commands[0].properties["line"] == "4"  # the `def`, not line 9 of helper.py
+
+
 def test_github_the_line_is_found_in_the_traceback_of_a_load_failure(tmp_path):
     path = tmp_path / "stub.py"
     path.write_text("import numpy\n\n\nraise ImportError('no')\n", encoding="utf-8")
