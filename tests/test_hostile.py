@@ -172,7 +172,11 @@ def test_hidden_inputs_appear_in_no_output_format(toy_course, fmt):
     script = Path(sys.executable).with_name("grade")
 
     def output(secret: str | None) -> str:
-        env = {key: value for key, value in os.environ.items() if key != "GRADE_SECRET"}
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in ("GRADE_SECRET", "GITHUB_STEP_SUMMARY")
+        }
         env |= {"GRADE_SECRET": secret} if secret else {}
         argv = [str(script), "toy", "--submission", str(WRONG), "--format", fmt]
         done = subprocess.run(argv, cwd=toy_course.root, env=env, capture_output=True, text=True, timeout=300)
