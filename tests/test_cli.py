@@ -77,6 +77,13 @@ def test_a_pitfall_submission_is_named_in_the_text_report(toy_course, capsys):
         ["toy", "--root", "/nonexistent"],
         ["hint", "toy", "--level", "9"],
         ["--bogus"],
+        ["toy", "--format", "text", "--format", "json"],
+        ["toy", "--format", "junit=r.xml", "--format", "json=r.xml"],
+        ["toy", "--format", "junit="],
+        ["toy", "--gradescope-visibility", "sometimes"],
+        ["batch", "no-such-roster", "--out", "g.csv"],
+        ["batch", ".", "--out", "g.csv", "--jobs", "0"],
+        ["export"],
     ],
     ids=[
         "unknown-id",
@@ -88,6 +95,13 @@ def test_a_pitfall_submission_is_named_in_the_text_report(toy_course, capsys):
         "bad-root",
         "bad-hint-level",
         "bad-flag",
+        "two-formats-on-stdout",
+        "two-formats-one-file",
+        "format-file-missing",
+        "bad-visibility",
+        "batch-missing-roster",
+        "batch-no-jobs",
+        "export-no-dest",
     ],
 )
 def test_a_wrong_command_exits_2_with_a_message(toy_course, capsys, argv):
@@ -145,3 +159,16 @@ def test_console_script_runs_as_a_real_subprocess(toy_course):
     document = json.loads(done.stdout)
     assert document["mode"] == "hidden" and document["problems"][0]["status"] == "error"
     assert len(document["problems"][0]["cases"]) == 4
+
+
+def test_one_run_writes_several_formats_with_the_same_exit_status(toy_course, capsys):
+    pitfall = toy_course.root / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
+    out = toy_course.root / "reports"
+    argv = ["toy", "--submission", str(pitfall), "--format", "json"]
+    argv += ["--format", f"junit={out / 'grade.xml'}", "--format", f"gradescope={out / 'results.json'}"]
+    assert main(argv) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["problems"][0]["pitfall"]["name"] == "forgot_scale"
+    assert "<testsuite" in (out / "grade.xml").read_text()
+    results = json.loads((out / "results.json").read_text())
+    assert results["tests"][0]["status"] == "failed" and results["score"] == 0

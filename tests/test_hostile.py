@@ -185,7 +185,7 @@ def test_hidden_inputs_appear_in_no_output_format(toy_course, fmt):
 
     problem = toy_course.problem("toy")
     hidden = output(SECRET)
-    assert "FAIL" in hidden or '"fail"' in hidden
+    assert "fail" in hidden.lower()
     spellings = _input_spellings(toy_course, problem, SECRET)
     # The search can fail: it finds the inputs in the ways a leaky report would write them.
     for case in make_cases(problem, SECRET):
