@@ -321,6 +321,7 @@ def test_gradescope_hidden_results_are_shown_after_the_due_date_by_default(grade
     result = graded["hidden"]
     document = gradescope(report_of(result, mode="hidden"), validator)
     assert [test["visibility"] for test in document["tests"]] == ["after_due_date"]
+    assert document["visibility"] == "after_due_date", "the score too is held back"
     assert "after the due date" in document["output"]
     assert result.message not in document["output"]  # the summary must not show what the tests hide
     assert document["tests"][0]["output"] == render_problem(result, "hidden", color=False)
@@ -338,6 +339,7 @@ def test_gradescope_hidden_visibility_is_configurable(graded, validator, visibil
 def test_gradescope_practice_results_are_always_visible(graded, validator):
     document = gradescope(report_of(graded["pitfall"]), validator, hidden_visibility="hidden")
     assert document["tests"][0]["visibility"] == "visible"
+    assert "visibility" not in document
 
 
 @pytest.mark.parametrize("visibility", ["shown", "", "Visible", "after_due"])

@@ -62,4 +62,6 @@ def render_gradescope(report: GradeReport, hidden_visibility: str = "after_due_d
         "stdout_visibility": "hidden",
         "tests": [_test(i, result, report.mode, visibility) for i, result in enumerate(report.problems, 1)],
     }
+    if visibility != "visible":
+        document["visibility"] = visibility  # the whole result, score included, is held back as well
     return json.dumps(document, indent=2, allow_nan=False) + "\n"

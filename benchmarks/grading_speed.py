@@ -1,0 +1,170 @@
+"""Measures what grading costs next to the floor no grader can beat, in one run, and prints a table.
+
+    python benchmarks/grading_speed.py [--learners 20] [--jobs 2] [--repeat 3]
+
+The floor is a fresh interpreter that imports jax, flax and optax and runs one tiny op. Every other row is
+the real `grade` command in a fresh process, on correct submissions (each problem's first correct variant
+from solutions/variants), with its own compilation and output caches in a temporary folder:
+
+- `grade --all`, caches empty, then warm (practice cases, as a learner runs it);
+- one problem, caches warm;
+- `grade batch` of N learners over every problem on the hidden cases (as an instructor runs it), total
+  and per learner-problem.
+
+Peak RSS is measured two ways: the largest single process (getrusage of the children), and every process
+of the command together (sampled every 20 ms), which is what a container's memory limit sees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader.problems import Course  # noqa: E402
+
+FLOOR = "import jax, flax, optax; jax.numpy.ones(3).sum().block_until_ready()"
+GOALS = {"all_cold": 4.0, "one_warm": 2.0, "batch_per_item": 1.0}
+RSS_GOAL_MB = 700
+
+
+@dataclass
+class Measured:
+    seconds: float
+    largest_mb: float  # the largest single process
+    together_mb: float  # all the command's processes at once
+    returncode: int
+
+
+def _tree_rss(root_pid: int) -> int:
+    """Resident bytes of a process and all its descendants, now."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+            rss[int(entry.name)] = int((entry / "statm").read_text().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def measure(argv: list[str], env: dict[str, str], cwd: Path) -> Measured:
+    """Runs a command and returns its wall time and peak memory."""
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, _tree_rss(process.pid))
+            stop.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    # wait4 reports the largest resident size among the process and the descendants it waited for.
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    stop.set()
+    sampler.join()
+    return Measured(seconds, usage.ru_maxrss / 1024, peak / (1 << 20), process.returncode)
+
+
+def learner_checkout(course: Course, folder: Path) -> Path:
+    """A checkout whose every stub is the problem's first correct variant."""
+    for problem in course.problems():
+        variant = sorted(course.variant_paths(problem).values())[0]
+        stub = folder / "problems" / problem.id / "stub.py"
+        stub.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(variant, stub)
+    return folder
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of the floor and the warm rows (median)")
+    args = parser.parse_args()
+    course = Course(ROOT)
+    problems = course.problems()
+    grade = str(Path(sys.executable).with_name("grade"))
+    with tempfile.TemporaryDirectory(prefix="grade-bench-") as scratch:
+        scratch = Path(scratch)
+        checkout = learner_checkout(course, scratch / "learner")
+        base = {k: v for k, v in os.environ.items() if not k.startswith("GRADE")}
+        env = base | {"GRADE_CACHE_DIR": str(scratch / "cache")}
+        rows: list[tuple[str, Measured, float | None]] = []
+
+        def median(argv: list[str], environ: dict[str, str]) -> Measured:
+            runs = [measure(argv, environ, ROOT) for _ in range(args.repeat)]
+            middle = sorted(runs, key=lambda m: m.seconds)[len(runs) // 2]
+            middle.largest_mb = max(m.largest_mb for m in runs)
+            middle.together_mb = max(m.together_mb for m in runs)
+            return middle
+
+        floor = median([sys.executable, "-c", FLOOR], base)
+        rows.append(("floor: python, import jax+flax+optax, one op", floor, None))
+        every = [grade, "--all", "--root", str(checkout)]
+        cold = measure(every, env, ROOT)
+        rows.append((f"grade --all ({len(problems)} problems), empty caches", cold, GOALS["all_cold"]))
+        warm = median(every, env)
+        rows.append((f"grade --all ({len(problems)} problems), warm caches", warm, None))
+        one = median([grade, problems[0].id, "--root", str(checkout)], env)
+        rows.append((f"grade {problems[0].id}, warm caches", one, GOALS["one_warm"]))
+        roster = scratch / "roster"
+        for number in range(args.learners):
+            shutil.copytree(checkout, roster / f"learner{number:02d}")
+        batch_env = env | {"GRADE_SECRET": "benchmark-secret"}
+        out = scratch / "gradebook.csv"
+        batch_argv = [grade, "batch", str(roster), "--out", str(out), "--jobs", str(args.jobs)]
+        batch = measure(batch_argv, batch_env, ROOT)
+        items = args.learners * len(problems)
+        name = f"grade batch, {args.learners} learners x {len(problems)} problems, hidden"
+        rows.append((name, batch, None))
+        per_item = Measured(batch.seconds / items, batch.largest_mb, batch.together_mb, batch.returncode)
+        rows.append(("  per learner-problem", per_item, GOALS["batch_per_item"]))
+        statuses = out.read_text().count(",pass,") if out.exists() else 0
+
+    print(f"{'':<52} {'seconds':>8} {'x floor':>8} {'goal':>6} {'peak RSS MB':>12} {'all procs MB':>13} exit")
+    for name, measured, goal in rows:
+        ratio = measured.seconds / floor.seconds
+        aim = f"<={goal:g}x" if goal else ""
+        mark = ("ok" if ratio <= goal else "MISS") if goal else ""
+        print(
+            f"{name:<52} {measured.seconds:>8.2f} {ratio:>8.2f} {aim:>6} {measured.largest_mb:>12.0f} "
+            f"{measured.together_mb:>13.0f} {measured.returncode:>3} {mark}"
+        )
+    worst = max(m.largest_mb for _, m, _ in rows)
+    verdict = "ok" if worst <= RSS_GOAL_MB else "MISS"
+    print(f"\nlargest single process: {worst:.0f} MB (goal <= {RSS_GOAL_MB} MB: {verdict})")
+    print(f"batch rows that passed: {statuses} of {items} (every submission is correct)")
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, jobs={args.jobs}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
