@@ -1,15 +1,15 @@
 """`grade batch ROSTER_DIR --out gradebook.csv`: every learner's checkout graded, one CSV row per problem.
 
 Each subfolder of ROSTER_DIR is one learner's checkout with `problems/<id>/stub.py`. Learners are graded
-in a pool of `jobs` threads, each grading in its own child processes; whatever one learner's code does is
-that learner's row, never the batch's end. A Markdown summary is written beside the CSV.
+in a pool of `jobs` threads, each learner in one child process for all problems (a fresh one after a
+problem that kills it); whatever one learner's code does is that learner's rows, never the batch's end.
+The reference runs once per problem for the whole batch. A Markdown summary is written beside the CSV.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -47,30 +47,39 @@ def learners_in(roster: Path) -> list[Path]:
     return learners
 
 
-def grade_one(grader: Grader, problem: Problem, learner: Path) -> Row:
-    """Grades one learner on one problem; every outcome, including the grader's own failure, is a row."""
-    stub = learner / "problems" / problem.id / "stub.py"
-    start = time.monotonic()
-    if not stub.is_file():
-        return Row(learner.name, problem.id, MISSING, 0.0, problem.points, message=f"no file {stub}")
+def _row(learner: Path, problem: Problem, status: str, message: str = "") -> Row:
+    return Row(learner.name, problem.id, status, 0.0, problem.points, message=message)
+
+
+def grade_learner(grader: Grader, problems: list[Problem], learner: Path) -> list[Row]:
+    """Grades one learner on every problem, in one child process for all of them; every outcome, the
+    grader's own failure included, is a row."""
+    stubs = {problem.id: learner / "problems" / problem.id / "stub.py" for problem in problems}
+    present = [(problem, stubs[problem.id]) for problem in problems if stubs[problem.id].is_file()]
+    rows = {
+        problem.id: _row(learner, problem, MISSING, f"no file {stubs[problem.id]}")
+        for problem in problems
+        if not stubs[problem.id].is_file()
+    }
     try:
-        result = grader.grade_file(problem, stub)
+        for result in grader.grade_files(present) if present else []:
+            rows[result.problem] = Row(
+                learner=learner.name,
+                problem=result.problem,
+                status=str(result.status),
+                score=result.score,
+                max_score=result.points,
+                pitfall=result.pitfall.name if result.pitfall else "",
+                message=result.message,
+                seconds=round(result.seconds, 3),
+            )
     except CourseError as exc:
-        message = str(exc).splitlines()[0]
-        return Row(learner.name, problem.id, GRADER_ERROR, 0.0, problem.points, message=message)
-    except Exception as exc:  # a bug of the grader's: this row says so, the batch goes on
-        message = f"internal error: {type(exc).__name__}: {exc}"
-        return Row(learner.name, problem.id, GRADER_ERROR, 0.0, problem.points, message=message)
-    return Row(
-        learner=learner.name,
-        problem=problem.id,
-        status=str(result.status),
-        score=result.score,
-        max_score=result.points,
-        pitfall=result.pitfall.name if result.pitfall else "",
-        message=result.message,
-        seconds=round(time.monotonic() - start, 3),
-    )
+        failed = str(exc).splitlines()[0]
+        rows |= {p.id: _row(learner, p, GRADER_ERROR, failed) for p, _ in present if p.id not in rows}
+    except Exception as exc:  # a bug of the grader's: these rows say so, the batch goes on
+        failed = f"internal error: {type(exc).__name__}: {exc}"
+        rows |= {p.id: _row(learner, p, GRADER_ERROR, failed) for p, _ in present if p.id not in rows}
+    return [rows[problem.id] for problem in problems]
 
 
 def grade_roster(
@@ -83,18 +92,19 @@ def grade_roster(
     """Grades every learner on every problem and returns the rows in (learner, course order)."""
     learners = learners_in(roster)
     problems = course.problems()
-    # Learner by learner: the first rows of a batch need different references, so they are computed once.
-    work = [(learner, problem) for learner in learners for problem in problems]
+    total = len(learners) * len(problems)
+    grader.prepare(problems)  # the references once, before learners run side by side
     rows: list[Row] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(grade_one, grader, problem, learner) for learner, problem in work]
-        for done, future in enumerate(as_completed(futures), start=1):
-            row = future.result()
-            rows.append(row)
-            if on_row:
-                on_row(done, len(work), row)
-    order = {(learner.name, problem.id): i for i, (learner, problem) in enumerate(work)}
-    return sorted(rows, key=lambda row: order[(row.learner, row.problem)])
+        futures = {pool.submit(grade_learner, grader, problems, learner): learner for learner in learners}
+        for future in as_completed(futures):
+            for row in future.result():
+                rows.append(row)
+                if on_row:
+                    on_row(len(rows), total, row)
+    order = {learner.name: i for i, learner in enumerate(learners)}
+    position = {problem.id: i for i, problem in enumerate(problems)}
+    return sorted(rows, key=lambda row: (order[row.learner], position[row.problem]))
 
 
 def _cell(value: object) -> object:

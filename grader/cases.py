@@ -81,6 +81,16 @@ def make_cases(problem: Problem, secret: str | None = None) -> list[Case]:
     return cases
 
 
+def inputs_digest(case: Case) -> str:
+    """Returns a digest of a case's inputs: names, dtypes, shapes and every byte of every value."""
+    digest = hashlib.sha256()
+    for name, value in case.inputs.items():
+        array = np.asarray(value)
+        digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
 def describe_inputs(case: Case) -> str:
     """Returns a one-line summary of a case's inputs: scalars by value, arrays by dtype and shape."""
     parts = []

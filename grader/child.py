@@ -1,8 +1,8 @@
 """The child side of grading: loads submissions and calls their function on every case.
 
 Run as a script in a fresh interpreter (`python -I -u child.py REQUEST_FD RESULT_FD`), never imported by the
-learner's process. It reads one pickled request from the grader, then writes one JSON object per line to
-the private result pipe:
+learner's process. It reads one pickled request from the grader (a list of jobs: a submission, its
+function and its cases), then writes one JSON object per line to the private result pipe:
 
     {"event": "load", "label": ..., "ok": true, "seconds": ...}
     {"event": "load", "label": ..., "ok": false, "kind": ..., "message": ..., "detail": ...}
@@ -206,6 +206,18 @@ def call_case(fn, inputs: dict[str, Any], submission: Path) -> dict[str, Any]:
     return outcome
 
 
+def _redirect_output(workdir: str, number: int) -> None:
+    """Sends fd 1 and 2 to the files of job `number`, so that each job's prints are reported with it."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        target = os.open(
+            os.path.join(workdir, f".{name}-{number}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644
+        )
+        os.dup2(target, fd)
+        os.close(target)
+
+
 class _Channel:
     def __init__(self, fd: int) -> None:
         self._file = os.fdopen(fd, "w", encoding="utf-8")
@@ -226,15 +238,17 @@ def main(argv: list[str]) -> None:
 
     if request["block_imports"]:
         sys.meta_path.insert(0, _BlockImports(request["block_imports"]))
-    for number, (label, path) in enumerate(request["submissions"]):
-        path = Path(path)
+    workdir = os.getcwd()  # learner code may change directory; its output files stay here
+    for number, job in enumerate(request["jobs"]):
+        _redirect_output(workdir, number)
+        label, path = job["label"], Path(job["path"])
         start = time.perf_counter()
-        fn, failure = load_function(path, request["function"], request["parameters"], f"submission_{number}")
+        fn, failure = load_function(path, job["function"], job["parameters"], f"submission_{number}")
         if failure:
             channel.send(event="load", label=label, **failure)
             continue
         channel.send(event="load", label=label, ok=True, seconds=time.perf_counter() - start)
-        for index, inputs in request["cases"]:
+        for index, inputs in job["cases"]:
             channel.send(event="case", label=label, index=index, **call_case(fn, inputs, path))
     sys.stdout.flush()
     sys.stderr.flush()

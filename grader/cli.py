@@ -180,19 +180,31 @@ def _grade(argv: list[str]) -> int:
     stdout_format, files = _destinations(args.format)
     limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
     grader = Grader(course, secret=take_secret(), limits=limits)
-    results = []
-    for problem in problems:
-        path = submissions[problem.id]
-        if stdout_format != "text" and sys.stderr.isatty():
-            print(f"grading {problem.id} ...", file=sys.stderr, flush=True)
-        result = grader.grade_file(problem, path) if path.is_file() else _missing_stub(problem, path)
-        results.append(result)
-        if args.submission is None:
-            progress.record_result(root, result, path, grader.mode)
-        if stdout_format == "text":
-            block = render_problem(result, grader.mode, color=_color())
-            footer = "" if result.passed or grader.secret else _hint_footer(problem, root)
-            print(block + ("\n" + footer if footer else "") + "\n", flush=True)
+    results: list[ProblemResult] = []
+    ready = {p.id: _missing_stub(p, path) for p in problems if not (path := submissions[p.id]).is_file()}
+
+    def show_in_order(result: ProblemResult | None = None) -> None:
+        """Reports each problem as soon as it and every problem before it are graded."""
+        if result is not None:
+            ready[result.problem] = result
+        while len(results) < len(problems) and problems[len(results)].id in ready:
+            problem = problems[len(results)]
+            done = ready[problem.id]
+            results.append(done)
+            if args.submission is None:
+                progress.record_result(root, done, submissions[problem.id], grader.mode)
+            if stdout_format == "text":
+                block = render_problem(done, grader.mode, color=_color())
+                footer = "" if done.passed or grader.secret else _hint_footer(problem, root)
+                print(block + ("\n" + footer if footer else "") + "\n", flush=True)
+            elif sys.stderr.isatty():
+                print(f"graded {problem.id}: {done.status}", file=sys.stderr, flush=True)
+
+    show_in_order()
+    todo = [(p, submissions[p.id]) for p in problems if p.id not in ready]
+    if todo:
+        grader.grade_files(todo, on_result=show_in_order)
+    show_in_order()
     report = GradeReport(mode=grader.mode, problems=tuple(results))
     options = {"hidden_visibility": args.gradescope_visibility}
     for target, fmt in files.items():

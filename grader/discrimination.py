@@ -16,7 +16,7 @@ from grader.compare import compare_outputs
 from grader.isolation import Limits
 from grader.problems import Course, Problem, find_course
 from grader.protocol import Returned
-from grader.trusted import REFERENCE, TrustedOutputs, reference_outputs_or_raise
+from grader.trusted import REFERENCE, reference_outputs_or_raise, trusted_outputs
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def discrimination_table(course: Course, problem: Problem, secrets: Sequence[str
     paths = {REFERENCE: reference_path}
     paths |= {f"pitfall:{name}": path for name, path in pitfalls.items()}
     paths |= {f"variant:{name}": path for name, path in variants.items()}
-    results = TrustedOutputs(problem, paths, cases, Limits(timeout=600)).result()
+    results = trusted_outputs(problem, paths, cases, Limits(timeout=600))
     expected = reference_outputs_or_raise(results, REFERENCE, reference_path)
     all_families = tuple(dict.fromkeys(case.family for case in cases))
     rows = []

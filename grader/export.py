@@ -18,7 +18,7 @@ from grader.errors import CourseError, UsageError
 from grader.isolation import Limits
 from grader.problems import Course
 from grader.stored import write_stored
-from grader.trusted import REFERENCE, TrustedOutputs, reference_outputs_or_raise
+from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
 
 COPIED = ("problems", "grader", "pyproject.toml", "README.md", "LICENSE")
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade", "expected.json")
@@ -53,23 +53,25 @@ def export_course(course: Course, dest: Path, limits: Limits | None = None) -> l
             shutil.copy2(source, dest / name)
     learner_copy = Course(dest)
     made_with = _versions()
-    lines = []
+    requests = []
     for problem in course.problems():
-        cases = make_cases(problem, None)
         paths = {REFERENCE: course.reference_path(problem), **course.pitfall_paths(problem)}
         if not paths[REFERENCE].is_file():
-            raise CourseError(
-                f"no reference solution at {paths[REFERENCE]}: export needs the instructor's copy"
-            )
-        results = TrustedOutputs(problem, paths, cases, limits or Limits()).result()
+            raise CourseError(f"no reference at {paths[REFERENCE]}: export needs the instructor's copy")
+        requests.append(TrustedRequest(problem, paths, make_cases(problem, None)))
+    outputs = TrustedOutputs(requests, limits or Limits(), persist=True)  # all problems in one child
+    lines = []
+    for request in requests:
+        problem, paths = request.problem, request.paths
+        results = outputs.result(problem.id)
         reference_outputs_or_raise(results, REFERENCE, paths[REFERENCE])
         broken = {label: why for label, why in results.items() if isinstance(why, str)}
         if broken:
             label, why = next(iter(broken.items()))
             raise CourseError(f"the pitfall file {paths[label]} failed on a practice case:\n{why}")
-        write_stored(learner_copy.problem(problem.id), cases, results, made_with)
+        write_stored(learner_copy.problem(problem.id), request.cases, results, made_with)
         lines.append(
-            f"{problem.id}: {len(cases)} practice cases, outputs of the reference and "
+            f"{problem.id}: {len(request.cases)} practice cases, outputs of the reference and "
             f"{len(paths) - 1} pitfall files stored"
         )
     leaked = [path for path in dest.rglob("*") if path.name == "solutions"]

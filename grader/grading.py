@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from grader.errors import CourseError, UsageError
 from grader.isolation import (
     CaseOutcome,
     IsolatedRun,
+    Job,
     Limits,
     LoadFailure,
     RunOutcome,
@@ -26,7 +28,7 @@ from grader.problems import Course, Problem
 from grader.protocol import Raised, Returned, decode_raised, decode_returned
 from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status
 from grader.stored import load_stored
-from grader.trusted import REFERENCE, KnownOutputs, TrustedOutputs, reference_outputs_or_raise
+from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
 
 
 def _limit_message(raised: Raised, limits: Limits) -> str:
@@ -121,6 +123,26 @@ def _display_path(path: Path) -> str:
         return str(path)
 
 
+@dataclass
+class _References:
+    """The reference outputs of the problems being graded: computed in one trusted child, or stored."""
+
+    computed: TrustedOutputs | None
+    stored: dict[str, dict[int, np.ndarray]]
+    paths: dict[str, Path]
+
+    def outputs(self, problem: Problem) -> dict[int, np.ndarray]:
+        """Returns one problem's reference outputs (waiting for them), or raises CourseError."""
+        if problem.id in self.stored:
+            return self.stored[problem.id]
+        assert self.computed is not None
+        return reference_outputs_or_raise(self.computed.result(problem.id), REFERENCE, self.paths[problem.id])
+
+    def cancel(self) -> None:
+        if self.computed:
+            self.computed.cancel()
+
+
 class Grader:
     """Grades submissions for the problems of one course, in practice mode or (with a secret) hidden mode."""
 
@@ -134,43 +156,84 @@ class Grader:
     def mode(self) -> str:
         return "hidden" if self.secret else "practice"
 
-    def _reference(self, problem: Problem, cases: list[Case]) -> tuple[TrustedOutputs | KnownOutputs, Path]:
-        """Starts computing the reference outputs on `cases` (or takes those stored in a learner copy)."""
-        path = self.course.reference_path(problem)
-        if path.is_file():
-            return TrustedOutputs(problem, {REFERENCE: path}, cases, self.limits), path
-        stored = load_stored(problem)
-        if stored is None:
-            raise CourseError(
-                f"no reference solution at {path}: this checkout cannot grade {problem.id} "
-                "(grading needs the instructor's copy of the course)"
-            )
-        if self.secret:
-            raise CourseError(
-                "hidden cases need the instructor's copy of the course (with solutions/): this is a learner "
-                f"copy, which grades the practice cases only; unset {SECRET_ENV} to grade them"
-            )
-        return KnownOutputs({REFERENCE: stored.reference(cases)}), stored.path
+    def _references(self, problems: list[Problem], cases: dict[str, list[Case]]) -> _References:
+        """Starts computing the reference outputs of `problems` (or takes those stored in a learner copy)."""
+        requests, stored = [], {}
+        for problem in problems:
+            path = self.course.reference_path(problem)
+            if path.is_file():
+                requests.append(TrustedRequest(problem, {REFERENCE: path}, cases[problem.id]))
+                continue
+            kept = load_stored(problem)
+            if kept is None:
+                raise CourseError(
+                    f"no reference solution at {path}: this checkout cannot grade {problem.id} "
+                    "(grading needs the instructor's copy of the course)"
+                )
+            if self.secret:
+                raise CourseError(
+                    "hidden cases need the instructor's copy of the course (with solutions/): this is a "
+                    f"learner copy, which grades the practice cases only; unset {SECRET_ENV} to grade them"
+                )
+            stored[problem.id] = kept.reference(cases[problem.id])
+        # Practice-case outputs are kept on disk between runs; hidden ones only in memory.
+        computed = TrustedOutputs(requests, self.limits, persist=self.secret is None) if requests else None
+        return _References(computed, stored, {r.problem.id: r.paths[REFERENCE] for r in requests})
+
+    def prepare(self, problems: list[Problem]) -> None:
+        """Computes the reference outputs of `problems` now, so that graders running side by side (a batch)
+        find them ready. A reference that fails is reported when a submission is graded against it."""
+        cases = {problem.id: make_cases(problem, self.secret) for problem in problems}
+        try:
+            references = self._references(problems, cases)
+            for problem in problems:
+                references.outputs(problem)
+        except CourseError:
+            pass
 
     def grade_file(self, problem: Problem, submission: Path) -> ProblemResult:
         """Grades `submission` (a learner's stub.py or any file defining the function) in a child process."""
-        if not submission.is_file():
-            raise UsageError(f"no submission file at {submission}")
-        submission = submission.resolve()
+        return self.grade_files([(problem, submission)])[0]
+
+    def grade_files(
+        self,
+        items: list[tuple[Problem, Path]],
+        on_result: Callable[[ProblemResult], None] | None = None,
+    ) -> list[ProblemResult]:
+        """Grades one learner's files, one per problem, in one child process (a fresh one takes over after
+        a submission that kills its child). `on_result` gets each problem's result as soon as it is known.
+        """
+        for _, submission in items:
+            if not submission.is_file():
+                raise UsageError(f"no submission file at {submission}")
         start = time.monotonic()
-        cases = make_cases(problem, self.secret)
-        reference, reference_path = self._reference(problem, cases)
-        learner = IsolatedRun([("learner", submission)], problem, cases, self.limits).start()
-        outcome = learner.wait()["learner"]
-        expected = self._expected(outcome, reference, reference_path)
-        shown = _display_path(submission)
-        return self._result(problem, cases, outcome, expected, shown, time.monotonic() - start)
+        cases = {problem.id: make_cases(problem, self.secret) for problem, _ in items}
+        references = self._references([problem for problem, _ in items], cases)
+        jobs = [Job(problem.id, path.resolve(), problem, cases[problem.id]) for problem, path in items]
+        learner = IsolatedRun(jobs, self.limits).start()
+        results = []
+        try:
+            for problem, path in items:
+                outcome = learner.wait_for(problem.id)
+                expected = self._expected(outcome, references, problem)
+                shown = _display_path(path.resolve())
+                result = self._result(
+                    problem, cases[problem.id], outcome, expected, shown, time.monotonic() - start
+                )
+                start = time.monotonic()
+                results.append(result)
+                if on_result:
+                    on_result(result)
+        finally:
+            learner.cancel()  # normally over already; after an error, nothing is left running
+            references.cancel()
+        return results
 
     def grade_function(self, problem: Problem, fn: Callable) -> ProblemResult:
         """Grades a function object in this process (for notebooks); the reference still runs isolated."""
         start = time.monotonic()
         cases = make_cases(problem, self.secret)
-        reference, reference_path = self._reference(problem, cases)
+        references = self._references([problem], {problem.id: cases})
         outcome = RunOutcome(label="learner")
         source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
         for case in cases:
@@ -181,17 +244,19 @@ class Grader:
                 returned=decode_returned(ran["returned"]) if "returned" in ran else None,
                 raised=decode_raised(ran["raised"]) if "raised" in ran else None,
             )
-        expected = self._expected(outcome, reference, reference_path)
+        try:
+            expected = self._expected(outcome, references, problem)
+        finally:
+            references.cancel()
         name = getattr(fn, "__qualname__", repr(fn))
         return self._result(problem, cases, outcome, expected, f"<function {name}>", time.monotonic() - start)
 
     @staticmethod
-    def _expected(outcome: RunOutcome, reference: TrustedOutputs, path: Path) -> dict[int, np.ndarray]:
+    def _expected(outcome: RunOutcome, references: _References, problem: Problem) -> dict[int, np.ndarray]:
         """Returns the reference outputs, or nothing (without waiting) when no case returned a value."""
         if not any(ran.returned is not None for ran in outcome.cases.values()):
-            reference.cancel()  # the untouched stub, or code that never returns: nothing to compare
-            return {}
-        return reference_outputs_or_raise(reference.result(), REFERENCE, path)
+            return {}  # the untouched stub, or code that never returns: nothing to compare
+        return references.outputs(problem)
 
     def _result(
         self,
@@ -243,9 +308,10 @@ class Grader:
         paths = self.course.pitfall_paths(problem)
         stored = None if paths or self.secret else load_stored(problem)
         if paths:
-            results = TrustedOutputs(problem, paths, cases, self.limits).result()
+            request = TrustedRequest(problem, paths, cases)
+            results = TrustedOutputs([request], self.limits, persist=self.secret is None).result(problem.id)
         elif stored is not None:
-            results = KnownOutputs(stored.pitfalls(cases)).result()
+            results = stored.pitfalls(cases)
         else:
             return []
         outputs = {label: result for label, result in results.items() if isinstance(result, dict)}

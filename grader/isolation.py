@@ -154,23 +154,26 @@ class RunOutcome:
     stderr: str = ""
 
 
-def compilation_cache(trusted: bool) -> Path | None:
-    """Returns the folder where children keep JAX's compiled kernels between runs, or None when off.
-
-    $GRADE_CACHE_DIR chooses the root ("off" disables it; default ~/.cache/mp-grader). The course's own
-    code and submissions use separate folders, so a submission's compilations never feed the reference.
-    JAX keys each entry by the computation, the JAX version and the backend, so an entry never changes a
-    result, only the time to get it.
-    """
+def cache_root() -> Path | None:
+    """Returns the folder of the grader's caches: $GRADE_CACHE_DIR ("off": None), by default
+    ~/.cache/mp-grader."""
     setting = os.environ.get(CACHE_ENV, "")
     if setting.lower() == "off":
         return None
-    root = (
-        Path(setting)
-        if setting
-        else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mp-grader"
-    )
-    return root / ("jax-course" if trusted else "jax-submissions")
+    if setting:
+        return Path(setting)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mp-grader"
+
+
+def compilation_cache(trusted: bool) -> Path | None:
+    """Returns the folder where children keep JAX's compiled kernels between runs, or None when off.
+
+    The course's own code and submissions use separate folders, so a submission's compilations never feed
+    the reference. JAX keys each entry by the computation, the JAX version and the backend, so an entry
+    never changes a result, only the time to get it.
+    """
+    root = cache_root()
+    return None if root is None else root / ("jax-course" if trusted else "jax-submissions")
 
 
 def sandbox_prefix(problem: Problem) -> list[str]:
@@ -219,7 +222,9 @@ def _child_env(workdir: Path, trusted: bool, sandboxed: bool) -> dict[str, str]:
 
 def _read_capped(path: Path) -> str:
     """Returns a child's output, its middle cut (and the cut counted) when it is long."""
-    size = path.stat().st_size if path.exists() else 0
+    if not path.is_file():
+        return ""
+    size = path.stat().st_size
     with path.open("rb") as handle:
         if size <= OUTPUT_HEAD + OUTPUT_TAIL:
             return handle.read().decode("utf-8", "replace")
@@ -278,28 +283,39 @@ class _Reader:
         return event if isinstance(event, dict) else {"event": "garbage"}
 
 
-class IsolatedRun:
-    """One child interpreter grading one or more submissions on the same cases.
+@dataclass(frozen=True)
+class Job:
+    """One submission to call on one problem's cases."""
 
-    `start()` returns at once; `wait()` collects the outcomes. Two runs (learner and reference) can be in
-    flight together.
+    label: str  # unique within a run
+    path: Path
+    problem: Problem
+    cases: list[Case]
+
+
+def same_problem(submissions: list[tuple[str, Path]], problem: Problem, cases: list[Case]) -> list[Job]:
+    """Returns the jobs that run several submissions on the same problem and cases."""
+    return [Job(label, path, problem, cases) for label, path in submissions]
+
+
+class IsolatedRun:
+    """Child interpreters running a list of jobs in order: one child for them all, as long as none of them
+    stops it. A job that times out, crashes or runs out of memory ends its child; the jobs after it go on
+    in a fresh child, so one broken problem costs the others nothing.
+
+    `start()` returns at once; `wait()` returns every outcome, `wait_for(label)` one outcome as soon as its
+    job is over. Runs (a learner's and the reference's) can be in flight together.
     """
 
-    def __init__(
-        self,
-        submissions: list[tuple[str, Path]],
-        problem: Problem,
-        cases: list[Case],
-        limits: Limits,
-        trusted: bool = False,
-    ) -> None:
-        self.submissions = submissions
-        self.problem = problem
-        self.cases = cases
+    def __init__(self, jobs: list[Job], limits: Limits, trusted: bool = False) -> None:
+        if len({job.label for job in jobs}) != len(jobs):
+            raise ValueError("every job of a run needs its own label")
+        self.jobs = jobs
         self.limits = limits
         self.trusted = trusted
         self._thread: threading.Thread | None = None
-        self._outcomes: dict[str, RunOutcome] = {}
+        self._outcomes = {job.label: RunOutcome(label=job.label) for job in jobs}
+        self._over = {job.label: threading.Event() for job in jobs}
         self._process: subprocess.Popen | None = None
         self._cancelled = threading.Event()
 
@@ -319,38 +335,62 @@ class IsolatedRun:
         self._thread.join()
         return self._outcomes
 
-    def _request(self) -> bytes:
+    def wait_for(self, label: str) -> RunOutcome:
+        """Returns the outcome of one job as soon as it is over (its child may go on with the next)."""
+        assert self._thread is not None, "start() first"
+        self._over[label].wait()
+        return self._outcomes[label]
+
+    def _request(self, jobs: list[Job]) -> bytes:
         return pickle.dumps(
             {
-                "submissions": [(label, str(path)) for label, path in self.submissions],
-                "function": self.problem.function,
-                "parameters": list(self.problem.parameters),
-                "cases": [(case.index, case.inputs) for case in self.cases],
+                "jobs": [
+                    {
+                        "label": job.label,
+                        "path": str(job.path),
+                        "function": job.problem.function,
+                        "parameters": list(job.problem.parameters),
+                        "cases": [(case.index, case.inputs) for case in job.cases],
+                    }
+                    for job in jobs
+                ],
                 "block_imports": [] if self.trusted else BLOCKED_IMPORTS,
                 "limits": {
                     "address_space": address_space_limit(self.limits),
                     "file_size": self.limits.output_bytes,
-                    "cpu_seconds": self.limits.cpu_seconds(len(self.cases) * len(self.submissions)),
+                    "cpu_seconds": self.limits.cpu_seconds(sum(len(job.cases) for job in jobs)),
                 },
             }
         )
 
     def _sandbox(self) -> list[str]:
-        """The sandbox command for this child: none for the course's own code."""
-        return [] if self.trusted else sandbox_prefix(self.problem)
+        """The sandbox command for this run's children: none for the course's own code."""
+        return [] if self.trusted else sandbox_prefix(self.jobs[0].problem)
 
     def _run(self) -> None:
+        remaining = list(self.jobs)
+        try:
+            while remaining and not self._cancelled.is_set():
+                remaining = remaining[self._run_child(remaining) :]
+        finally:
+            for over in self._over.values():
+                over.set()
+
+    def _run_child(self, jobs: list[Job]) -> int:
+        """Runs `jobs` in one fresh child and returns how many of them are over (all, unless it stopped)."""
         workdir = Path(tempfile.mkdtemp(prefix="grade-"))
         if self._sandbox():
             workdir.chmod(0o777)  # the sandbox may run the child as another user (setpriv, runuser)
         try:
-            self._run_in(workdir)
+            return self._run_in(workdir, jobs)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _run_in(self, workdir: Path) -> None:
+    def _run_in(self, workdir: Path, jobs: list[Job]) -> int:
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
+        # Before its first job the child writes here (JAX's own warnings); each job then writes to files of
+        # its own (grader/child.py), so that prints show up in the report of the problem that made them.
         stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
         with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
             prefix = self._sandbox()
@@ -377,74 +417,90 @@ class IsolatedRun:
             _kill_group(process)
         os.close(request_read)
         os.close(result_write)
-        writer = threading.Thread(target=self._write_request, args=(request_write,), daemon=True)
+        writer = threading.Thread(target=self._write_request, args=(request_write, jobs), daemon=True)
         writer.start()
+        over = 0
         try:
-            self._collect(process, _Reader(result_read))
+            over = self._collect(process, _Reader(result_read), jobs, workdir)
         finally:
             _kill_group(process)
             os.close(result_read)
             writer.join(timeout=5)
-        for outcome in self._outcomes.values():
-            outcome.stdout = _read_capped(stdout_path)
-            outcome.stderr = _read_capped(stderr_path)
+            for number, job in enumerate(jobs[: max(over, 1)]):
+                if not self._over[job.label].is_set():  # the job the child stopped in
+                    self._finish(job, workdir, number)
+        return max(over, 1)
 
-    def _write_request(self, fd: int) -> None:
+    def _finish(self, job: Job, workdir: Path, number: int) -> None:
+        """Attaches what the job printed to its outcome and makes the outcome available."""
+        outcome = self._outcomes[job.label]
+        before = (
+            [_read_capped(workdir / name) for name in (".stdout", ".stderr")] if number == 0 else ["", ""]
+        )
+        outcome.stdout = before[0] + _read_capped(workdir / f".stdout-{number}")
+        outcome.stderr = before[1] + _read_capped(workdir / f".stderr-{number}")
+        self._over[job.label].set()
+
+    def _write_request(self, fd: int, jobs: list[Job]) -> None:
         try:
             with os.fdopen(fd, "wb") as sink:
-                sink.write(self._request())
+                sink.write(self._request(jobs))
         except OSError:
             pass  # the child died before reading: its outcome says why
 
-    def _collect(self, process: subprocess.Popen, reader: _Reader) -> None:
-        self._outcomes = {label: RunOutcome(label=label) for label, _ in self.submissions}
-        labels = iter(self._outcomes)
-        current = next(labels, None)
-        expected = [case.index for case in self.cases]
-        position = -1  # -1: waiting for the load event of `current`; else the next case's position
-        deadline = time.monotonic() + self.limits.start_timeout
-        while current is not None:
-            event = reader.next_event(deadline, lambda: self._over_memory(process))
-            if event in ("timeout", "memory", None):
-                self._stop(process, self._outcomes[current], position, expected, event)
-                return
-            outcome = self._outcomes[current]
-            if event.get("label") != current:
-                continue  # garbage or events out of order: only the grader's protocol counts
-            if event.get("event") == "load" and position == -1:
-                if event.get("ok") is not True:
-                    outcome.load_failure = LoadFailure(
-                        kind=str(event.get("kind", "import")),
-                        message=str(event.get("message", ""))[:4000],
-                        detail=str(event.get("detail", ""))[:8000],
+    def _collect(self, process: subprocess.Popen, reader: _Reader, jobs: list[Job], workdir: Path) -> int:
+        """Reads the child's events into the jobs' outcomes; returns how many jobs are over (the job the
+        child stopped in counts as over)."""
+        for number, job in enumerate(jobs):
+            outcome = self._outcomes[job.label]
+            expected = [case.index for case in job.cases]
+            position = -1  # -1: waiting for the job's load event; else the position of its next case
+            deadline = time.monotonic() + self.limits.start_timeout
+            while position < len(expected):
+                event = reader.next_event(deadline, lambda: self._over_memory(process))
+                if event in ("timeout", "memory", None):
+                    self._stop(process, outcome, position, expected, event, jobs)
+                    return number + 1
+                if event.get("label") != job.label:
+                    continue  # garbage or events out of order: only the grader's protocol counts
+                if event.get("event") == "load" and position == -1:
+                    if event.get("ok") is not True:
+                        outcome.load_failure = LoadFailure(
+                            kind=str(event.get("kind", "import")),
+                            message=str(event.get("message", ""))[:4000],
+                            detail=str(event.get("detail", ""))[:8000],
+                        )
+                    position = 0 if event.get("ok") is True else len(expected)
+                elif event.get("event") == "case" and position >= 0:
+                    index = expected[position]
+                    if event.get("index") != index:
+                        continue
+                    seconds = event.get("seconds")
+                    outcome.cases[index] = CaseOutcome(
+                        index=index,
+                        seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
+                        returned=decode_returned(event["returned"]) if "returned" in event else None,
+                        raised=decode_raised(event["raised"]) if "raised" in event else None,
                     )
-                position = 0 if event.get("ok") is True else len(expected)
-            elif event.get("event") == "case" and 0 <= position < len(expected):
-                index = expected[position]
-                if event.get("index") != index:
+                    position += 1
+                else:
                     continue
-                seconds = event.get("seconds")
-                outcome.cases[index] = CaseOutcome(
-                    index=index,
-                    seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
-                    returned=decode_returned(event["returned"]) if "returned" in event else None,
-                    raised=decode_raised(event["raised"]) if "raised" in event else None,
-                )
-                position += 1
-            else:
-                continue
-            if position == len(expected):
-                current, position = next(labels, None), -1
-                deadline = time.monotonic() + self.limits.start_timeout
-            else:
                 deadline = time.monotonic() + self.limits.timeout
+            self._finish(job, workdir, number)
+        return len(jobs)
 
     def _over_memory(self, process: subprocess.Popen) -> bool:
         limit = self.limits.memory_bytes
         return limit is not None and _resident_bytes(process.pid) > limit
 
     def _stop(
-        self, process, outcome: RunOutcome, position: int, expected: list[int], why: str | None
+        self,
+        process: subprocess.Popen,
+        outcome: RunOutcome,
+        position: int,
+        expected: list[int],
+        why: str | None,
+        jobs: list[Job],
     ) -> None:
         if why == "timeout":
             _kill_group(process)
@@ -458,9 +514,8 @@ class IsolatedRun:
         else:
             returncode = _exit_status_unreaped(process, timeout=10)
             _kill_group(process)  # also what it left behind
-            cases = len(self.cases) * len(self.submissions)
             status = process.returncode if returncode is None else returncode
-            reason = _describe_exit(status, self.limits.cpu_seconds(cases))
+            reason = _describe_exit(status, self.limits.cpu_seconds(sum(len(job.cases) for job in jobs)))
         if position == -1:
             outcome.load_failure = LoadFailure(kind="crash", message=f"{reason} while loading the submission")
         else:
@@ -506,5 +561,5 @@ def run_isolated(
     limits: Limits | None = None,
     trusted: bool = False,
 ) -> dict[str, RunOutcome]:
-    """Runs each submission's function on every case in one fresh child and returns the outcomes by label."""
-    return IsolatedRun(submissions, problem, cases, limits or Limits(), trusted).start().wait()
+    """Runs each submission's function on every case of one problem and returns the outcomes by label."""
+    return IsolatedRun(same_problem(submissions, problem, cases), limits or Limits(), trusted).start().wait()

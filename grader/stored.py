@@ -8,7 +8,6 @@ differently) is caught instead of grading against outputs of other inputs.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.cases import Case
+from grader.cases import Case, inputs_digest
 from grader.errors import CourseError
 from grader.problems import Problem
 from grader.trusted import REFERENCE
@@ -27,16 +26,6 @@ STORED_FORMAT = 1
 
 def stored_path(problem: Problem) -> Path:
     return problem.directory / STORED_FILE
-
-
-def inputs_digest(case: Case) -> str:
-    """Returns a digest of a case's inputs: names, dtypes, shapes and every byte of every value."""
-    digest = hashlib.sha256()
-    for name, value in case.inputs.items():
-        array = np.asarray(value)
-        digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
-        digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()
 
 
 def _encode(values: np.ndarray) -> dict[str, Any]:

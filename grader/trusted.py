@@ -1,18 +1,21 @@
 """Outputs of the course's own code (the reference and the named pitfalls) on a list of cases.
 
-Trusted files run together in one child, on the same machine and backend as the learner's code.
+Trusted files run together in one child, on the same machine and backend as the learner's code: the
+reference is never compared across machines.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from grader import output_cache
 from grader.cases import Case
 from grader.errors import CourseError
-from grader.isolation import IsolatedRun, Limits, RunOutcome
+from grader.isolation import IsolatedRun, Job, Limits, RunOutcome
 from grader.problems import Problem
 
 Outputs = dict[int, np.ndarray]
@@ -41,57 +44,81 @@ def _outputs(outcome: RunOutcome) -> Outputs | str:
     return outputs
 
 
-class TrustedOutputs:
-    """Computes (in the background) the outputs of trusted files; `result()` waits for them.
+@dataclass(frozen=True)
+class TrustedRequest:
+    """The course's own files (label -> path) whose outputs on one problem's cases are needed."""
 
-    Outputs are remembered per (file content, case seed) for the life of the process, so a file is run
-    only on the cases it has not seen; all the files that need a run share one child.
+    problem: Problem
+    paths: dict[str, Path]
+    cases: list[Case]
+
+
+class TrustedOutputs:
+    """Computes (in the background, in one child for every problem) the outputs of the course's own files;
+    `result(problem_id)` waits for one problem's.
+
+    Outputs are remembered per (file content, case seed) for the life of the process, and with `persist`
+    (practice cases only) in the on-disk output cache too, so a file runs only on cases it has not seen.
     """
 
-    def __init__(self, problem: Problem, paths: dict[str, Path], cases: list[Case], limits: Limits) -> None:
-        self.cases = cases
-        self.digests = {label: _digest(path) for label, path in paths.items()}
-        stale = [
-            label
-            for label, digest in self.digests.items()
-            if any((digest, c.seed) not in _memo for c in cases)
-        ]
-        missing = [c for c in cases if any((self.digests[label], c.seed) not in _memo for label in stale)]
-        submissions = [(label, paths[label]) for label in stale]
-        self.run = IsolatedRun(submissions, problem, missing, limits, trusted=True).start() if stale else None
+    def __init__(self, requests: list[TrustedRequest], limits: Limits, persist: bool = False) -> None:
+        self.requests = {request.problem.id: request for request in requests}
+        self.persist = persist
+        self.digests = {
+            (request.problem.id, label): _digest(path)
+            for request in requests
+            for label, path in request.paths.items()
+        }
+        jobs = []
+        for request in requests:
+            for label, path in request.paths.items():
+                digest = self.digests[(request.problem.id, label)]
+                missing = [case for case in request.cases if not self._known(digest, case)]
+                if missing:
+                    jobs.append(Job(f"{request.problem.id}/{label}", path, request.problem, missing))
+        self.run = IsolatedRun(jobs, limits, trusted=True).start() if jobs else None
+        self.jobs = {job.label for job in jobs}
+
+    def _known(self, digest: str, case: Case) -> bool:
+        if (digest, case.seed) in _memo:
+            return True
+        stored = output_cache.load(output_cache.entry_key(digest, case)) if self.persist else None
+        if stored is not None:
+            _memo[(digest, case.seed)] = stored
+        return stored is not None
 
     def cancel(self) -> None:
-        """Stops the computation: nothing will be compared with these outputs."""
+        """Stops the computation: nothing more will be compared with these outputs."""
         if self.run:
             self.run.cancel()
 
-    def result(self) -> dict[str, Outputs | str]:
+    def result(self, problem_id: str) -> dict[str, Outputs | str]:
         """Returns, per label, the outputs by case index or the reason the file failed."""
-        fresh = self.run.wait() if self.run else {}
+        request = self.requests[problem_id]
         results: dict[str, Outputs | str] = {}
-        for label, digest in self.digests.items():
-            outputs = _outputs(fresh[label]) if label in fresh else {}
+        for label in request.paths:
+            digest = self.digests[(problem_id, label)]
+            job = f"{problem_id}/{label}"
+            outputs = _outputs(self.run.wait_for(job)) if job in self.jobs else {}
             if isinstance(outputs, str):
                 results[label] = outputs
                 continue
-            seeds = {case.index: case.seed for case in self.cases}
-            for index, values in outputs.items():
-                _memo[(digest, seeds[index])] = values
-            results[label] = {case.index: _memo[(digest, case.seed)] for case in self.cases}
+            for case in request.cases:
+                if case.index in outputs:
+                    _memo[(digest, case.seed)] = outputs[case.index]
+                    if self.persist:
+                        output_cache.save(output_cache.entry_key(digest, case), outputs[case.index])
+            missing = [case.label for case in request.cases if (digest, case.seed) not in _memo]
+            if missing:  # the run was cancelled, or ended before reaching them
+                results[label] = f"no output for {missing[0]}: the run ended before it"
+                continue
+            results[label] = {case.index: _memo[(digest, case.seed)] for case in request.cases}
         return results
 
 
-class KnownOutputs:
-    """Outputs that are already at hand (stored at export): the same interface as TrustedOutputs."""
-
-    def __init__(self, results: dict[str, Outputs]) -> None:
-        self.results = results
-
-    def cancel(self) -> None:
-        pass
-
-    def result(self) -> dict[str, Outputs | str]:
-        return dict(self.results)
+def trusted_outputs(problem: Problem, paths: dict[str, Path], cases: list[Case], limits: Limits) -> dict:
+    """Returns the outputs of `paths` on one problem's cases, by label (waits for them)."""
+    return TrustedOutputs([TrustedRequest(problem, paths, cases)], limits).result(problem.id)
 
 
 def reference_outputs_or_raise(results: dict[str, Outputs | str], label: str, path: Path) -> Outputs:

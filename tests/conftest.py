@@ -61,7 +61,7 @@ def hidden_grader() -> Grader:
 def toy_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Course:
     """A private copy of the toy course, as the working directory; returns it."""
     root = tmp_path / "course"
-    shutil.copytree(TOY_ROOT, root)
+    shutil.copytree(TOY_ROOT, root, ignore=shutil.ignore_patterns(".grade", "__pycache__"))
     monkeypatch.chdir(root)
     monkeypatch.delenv("GRADE_SECRET", raising=False)
     monkeypatch.delenv("GRADE_COURSE_ROOT", raising=False)

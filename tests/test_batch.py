@@ -77,14 +77,14 @@ def test_batch_grades_every_learner_and_problem_into_csv_and_summary(toy_course,
 
 def test_a_grader_failure_on_one_row_never_stops_the_batch(toy_course, tmp_path, monkeypatch, capsys):
     roster = _roster(toy_course.root, tmp_path)
-    original = Grader.grade_file
+    original = Grader.grade_files
 
-    def flaky(self, problem, path):
-        if "carol" in str(path):
+    def flaky(self, items, on_result=None):
+        if any("carol" in str(path) for _, path in items):
             raise RuntimeError("disk on fire")
-        return original(self, problem, path)
+        return original(self, items, on_result)
 
-    monkeypatch.setattr(Grader, "grade_file", flaky)
+    monkeypatch.setattr(Grader, "grade_files", flaky)
     out = tmp_path / "gradebook.csv"
     assert main(["batch", str(roster), "--out", str(out), "--timeout", "2"]) == 2
     rows = list(csv.DictReader(out.open(newline="")))
