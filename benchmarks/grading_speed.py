@@ -6,6 +6,8 @@ The floor is a fresh interpreter that imports jax, flax and optax and runs one t
 the real `grade` command in a fresh process, on correct submissions (each problem's first correct variant
 from solutions/variants), with its own compilation and output caches in a temporary folder:
 
+- the submissions alone: every correct submission on the practice cases in one bare interpreter, no grader
+  and no compilation cache (their own compilation, which no grader can avoid on empty caches);
 - `grade --all`, caches empty, then warm (practice cases, as a learner runs it);
 - one problem, caches warm;
 - `grade batch` of N learners over every problem on the hidden cases (as an instructor runs it), total
@@ -34,6 +36,24 @@ sys.path.insert(0, str(ROOT))
 from grader.problems import Course  # noqa: E402
 
 FLOOR = "import jax, flax, optax; jax.numpy.ones(3).sum().block_until_ready()"
+# The correct submissions themselves, on the practice cases, in one bare interpreter with no grader and no
+# compilation cache: what their own XLA compilation costs, which no grader can avoid on empty caches.
+ALONE = """
+import importlib.util, sys
+from pathlib import Path
+import jax, flax, optax, numpy as np
+sys.path.insert(0, sys.argv[1])
+from grader.cases import make_cases
+from grader.problems import Course
+course = Course(Path(sys.argv[1]))
+for problem in course.problems():
+    stub = Path(sys.argv[2]) / "problems" / problem.id / "stub.py"
+    spec = importlib.util.spec_from_file_location(problem.id, stub)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for case in make_cases(problem):
+        np.asarray(getattr(module, problem.function)(**case.inputs))
+"""
 GOALS = {"all_cold": 4.0, "one_warm": 2.0, "batch_per_item": 1.0}
 RSS_GOAL_MB = 700
 
@@ -128,6 +148,8 @@ def main() -> int:
 
         floor = median([sys.executable, "-c", FLOOR], base)
         rows.append(("floor: python, import jax+flax+optax, one op", floor, None))
+        alone = measure([sys.executable, "-c", ALONE, str(ROOT), str(checkout)], base, ROOT)
+        rows.append(("the submissions alone, no grader, no caches", alone, None))
         every = [grade, "--all", "--root", str(checkout)]
         cold = measure(every, env, ROOT)
         rows.append((f"grade --all ({len(problems)} problems), empty caches", cold, GOALS["all_cold"]))

@@ -62,3 +62,24 @@ def test_the_compilation_cache_can_be_turned_off_without_changing_a_verdict(toy_
     uncached = Grader(toy_course).grade_file(toy_course.problem("toy"), pitfall)
     assert [c.got.tolist() for c in cached.cases] == [c.got.tolist() for c in uncached.cases]
     assert cached.pitfall == uncached.pitfall
+
+
+def test_problems_share_a_child_yet_keep_their_prints_and_survive_a_hang(toy_course, write_submission):
+    hangs = write_submission(
+        "def scaled_sum(x, scale):\n    print('printed by toy')\n    while True:\n        pass\n", "toy.py"
+    )
+    correct = write_submission(
+        "import numpy as np\n\n\ndef largest(x):\n    print('printed by toy_max')\n"
+        "    return np.array([x.max()], np.float32)\n",
+        "toy_max.py",
+    )
+    grader = Grader(toy_course, limits=Limits(timeout=2, start_timeout=60))
+    first, second = grader.grade_files(
+        [(toy_course.problem("toy"), hangs), (toy_course.problem("toy_max"), correct)]
+    )
+    assert first.status is Status.ERROR and "timed out after 2 s" in first.message
+    assert second.status is Status.PASS, "a fresh child took over after the hang"
+    assert "printed by toy" in first.stdout and "printed by toy_max" not in first.stdout
+    assert "printed by toy_max" in second.stdout and "printed by toy" not in second.stdout.replace(
+        "toy_max", ""
+    )
