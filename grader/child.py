@@ -206,6 +206,17 @@ def call_case(fn, inputs: dict[str, Any], submission: Path) -> dict[str, Any]:
     return outcome
 
 
+def _forget_compiled() -> None:
+    """Drops the compiled kernels of the jobs before: a later problem compiles its own, and one child
+    running every problem would otherwise hold them all (about 150 MB for this course)."""
+    import gc
+
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
+
+
 def _redirect_output(workdir: str, number: int) -> None:
     """Sends fd 1 and 2 to the files of job `number`, so that each job's prints are reported with it."""
     sys.stdout.flush()
@@ -240,6 +251,8 @@ def main(argv: list[str]) -> None:
         sys.meta_path.insert(0, _BlockImports(request["block_imports"]))
     workdir = os.getcwd()  # learner code may change directory; its output files stay here
     for number, job in enumerate(request["jobs"]):
+        if number:
+            _forget_compiled()
         _redirect_output(workdir, number)
         label, path = job["label"], Path(job["path"])
         start = time.perf_counter()
