@@ -27,9 +27,10 @@ USAGE = """\
 grade list [--root DIR]
        grade hint ID [--level N] [--root DIR]
        grade ID... | --all [--root DIR] [--submission FILE] [--format FORMAT[=FILE]]... [--timeout SECONDS]
-                         [--memory-limit SIZE] [--gradescope-visibility VISIBILITY]
+                         [--memory-limit SIZE] [--low-memory] [--gradescope-visibility VISIBILITY]
        grade export DEST
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
+                   [--low-memory]
 FORMAT is one of: text, json, junit, gradescope, github"""
 
 
@@ -179,7 +180,7 @@ def _grade(argv: list[str]) -> int:
 
     stdout_format, files = _destinations(args.format)
     limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
-    grader = Grader(course, secret=take_secret(), limits=limits)
+    grader = Grader(course, secret=take_secret(), limits=limits, low_memory=args.low_memory)
     results: list[ProblemResult] = []
     ready = {p.id: _missing_stub(p, path) for p in problems if not (path := submissions[p.id]).is_file()}
 
@@ -226,6 +227,11 @@ def _write_report(path: Path, text: str) -> None:
 
 def _limit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
+        "--low-memory",
+        action="store_true",
+        help="run the reference before the learner's code, not beside it: one JAX process at a time",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=_positive,
@@ -263,7 +269,7 @@ def _batch(argv: list[str]) -> int:
         raise UsageError("--jobs must be at least 1")
     course = find_course()
     limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
-    grader = Grader(course, secret=take_secret(), limits=limits)
+    grader = Grader(course, secret=take_secret(), limits=limits, low_memory=args.low_memory)
     width = len(str(len(batch.learners_in(args.roster)) * len(course.problems())))
 
     def show(done: int, total: int, row: batch.Row) -> None:

@@ -172,3 +172,17 @@ def test_one_run_writes_several_formats_with_the_same_exit_status(toy_course, ca
     assert "<testsuite" in (out / "grade.xml").read_text()
     results = json.loads((out / "results.json").read_text())
     assert results["tests"][0]["status"] == "failed" and results["score"] == 0
+
+
+def test_low_memory_grades_the_same_one_process_at_a_time(toy_course, capsys):
+    pitfall = toy_course.root / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
+    assert main(["toy", "--submission", str(pitfall), "--format", "json"]) == 1
+    side_by_side = json.loads(capsys.readouterr().out)["problems"][0]
+    assert main(["toy", "--submission", str(pitfall), "--format", "json", "--low-memory"]) == 1
+    one_at_a_time = json.loads(capsys.readouterr().out)["problems"][0]
+    for key in ("status", "message", "pitfall", "cases"):
+        if key == "cases":
+            strip = [{k: v for k, v in case.items() if k != "seconds"} for case in side_by_side[key]]
+            assert strip == [{k: v for k, v in case.items() if k != "seconds"} for case in one_at_a_time[key]]
+        else:
+            assert side_by_side[key] == one_at_a_time[key]
