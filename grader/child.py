@@ -251,8 +251,8 @@ def main(argv: list[str]) -> None:
         sys.meta_path.insert(0, _BlockImports(request["block_imports"]))
     workdir = os.getcwd()  # learner code may change directory; its output files stay here
     for number, job in enumerate(request["jobs"]):
-        if number:
-            _forget_compiled()
+        if number and job["problem"] != request["jobs"][number - 1]["problem"]:
+            _forget_compiled()  # files of one problem (a reference and its pitfalls) share their kernels
         _redirect_output(workdir, number)
         label, path = job["label"], Path(job["path"])
         start = time.perf_counter()

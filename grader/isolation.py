@@ -347,6 +347,7 @@ class IsolatedRun:
                 "jobs": [
                     {
                         "label": job.label,
+                        "problem": job.problem.id,
                         "path": str(job.path),
                         "function": job.problem.function,
                         "parameters": list(job.problem.parameters),
