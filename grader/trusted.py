@@ -116,11 +116,6 @@ class TrustedOutputs:
         return results
 
 
-def trusted_outputs(problem: Problem, paths: dict[str, Path], cases: list[Case], limits: Limits) -> dict:
-    """Returns the outputs of `paths` on one problem's cases, by label (waits for them)."""
-    return TrustedOutputs([TrustedRequest(problem, paths, cases)], limits).result(problem.id)
-
-
 def reference_outputs_or_raise(results: dict[str, Outputs | str], label: str, path: Path) -> Outputs:
     """Returns the reference's outputs, or raises CourseError: a broken reference is never the learner's."""
     outputs = results[label]
