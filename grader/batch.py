@@ -19,6 +19,7 @@ from pathlib import Path
 from grader.errors import CourseError, UsageError
 from grader.grading import Grader
 from grader.problems import Course, Problem
+from grader.report.markdown import cell
 
 COLUMNS = ("learner", "problem", "status", "score", "max_score", "pitfall", "message", "seconds")
 MISSING = "missing"  # no stub file in the learner's checkout
@@ -56,10 +57,11 @@ def grade_learner(grader: Grader, problems: list[Problem], learner: Path) -> lis
     grader's own failure included, is a row."""
     stubs = {problem.id: learner / "problems" / problem.id / "stub.py" for problem in problems}
     present = [(problem, stubs[problem.id]) for problem in problems if stubs[problem.id].is_file()]
+    graded = {problem.id for problem, _ in present}
     rows = {
         problem.id: _row(learner, problem, MISSING, f"no file {stubs[problem.id]}")
         for problem in problems
-        if not stubs[problem.id].is_file()
+        if problem.id not in graded
     }
     try:
         for result in grader.grade_files(present) if present else []:
@@ -73,11 +75,10 @@ def grade_learner(grader: Grader, problems: list[Problem], learner: Path) -> lis
                 message=result.message,
                 seconds=round(result.seconds, 3),
             )
-    except CourseError as exc:
-        failed = str(exc).splitlines()[0]
-        rows |= {p.id: _row(learner, p, GRADER_ERROR, failed) for p, _ in present if p.id not in rows}
-    except Exception as exc:  # a bug of the grader's: these rows say so, the batch goes on
+    except Exception as exc:  # the course cannot grade, or a bug of the grader's: the batch goes on
         failed = f"internal error: {type(exc).__name__}: {exc}"
+        if isinstance(exc, CourseError):
+            failed = str(exc).splitlines()[0]
         rows |= {p.id: _row(learner, p, GRADER_ERROR, failed) for p, _ in present if p.id not in rows}
     return [rows[problem.id] for problem in problems]
 
@@ -96,7 +97,7 @@ def grade_roster(
     grader.prepare(problems)  # the references once, before learners run side by side
     rows: list[Row] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(grade_learner, grader, problems, learner): learner for learner in learners}
+        futures = [pool.submit(grade_learner, grader, problems, learner) for learner in learners]
         for future in as_completed(futures):
             for row in future.result():
                 rows.append(row)
@@ -121,10 +122,6 @@ def gradebook_csv(rows: list[Row]) -> str:
     for row in rows:
         writer.writerow([_cell(getattr(row, column)) for column in COLUMNS])
     return buffer.getvalue()
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def summary_markdown(rows: list[Row], mode: str) -> str:
@@ -154,10 +151,10 @@ def summary_markdown(rows: list[Row], mode: str) -> str:
     for learner in learners:
         mine = [row for row in rows if row.learner == learner]
         lines.append(
-            f"| {_md(learner)} | {sum(r.score for r in mine):g} | {sum(r.max_score for r in mine):g} |"
+            f"| {cell(learner)} | {sum(r.score for r in mine):g} | {sum(r.max_score for r in mine):g} |"
         )
     broken = [row for row in rows if row.status == GRADER_ERROR]
     if broken:
         lines += ["", "**The grader could not grade these (not the learners' fault):**", ""]
-        lines += [f"- {_md(row.learner)} / {row.problem}: {_md(row.message)}" for row in broken]
+        lines += [f"- {cell(row.learner)} / {row.problem}: {cell(row.message)}" for row in broken]
     return "\n".join(lines) + "\n"

@@ -179,8 +179,7 @@ def _grade(argv: list[str]) -> int:
                 raise UsageError(f"no submission file at {path}")
 
     stdout_format, files = _destinations(args.format)
-    limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
-    grader = Grader(course, secret=take_secret(), limits=limits, low_memory=args.low_memory)
+    grader = _grader(course, args)
     results: list[ProblemResult] = []
     ready = {p.id: _missing_stub(p, path) for p in problems if not (path := submissions[p.id]).is_file()}
 
@@ -223,6 +222,12 @@ def _write_report(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
+
+
+def _grader(course: Course, args: argparse.Namespace) -> Grader:
+    """The grader that the limit options (`_limit_options`) and $GRADE_SECRET ask for."""
+    limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
+    return Grader(course, secret=take_secret(), limits=limits, low_memory=args.low_memory)
 
 
 def _limit_options(parser: argparse.ArgumentParser) -> None:
@@ -268,13 +273,12 @@ def _batch(argv: list[str]) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     course = find_course()
-    limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
-    grader = Grader(course, secret=take_secret(), limits=limits, low_memory=args.low_memory)
-    width = len(str(len(batch.learners_in(args.roster)) * len(course.problems())))
+    grader = _grader(course, args)
 
     def show(done: int, total: int, row: batch.Row) -> None:
         print(
-            f"[{done:>{width}}/{total}] {row.learner}/{row.problem}: {row.status} ({row.seconds:.1f} s)",
+            f"[{done:>{len(str(total))}}/{total}] {row.learner}/{row.problem}: {row.status} "
+            f"({row.seconds:.1f} s)",
             file=sys.stderr,
             flush=True,
         )

@@ -28,7 +28,7 @@ from grader.isolation import (
 from grader.problems import Course, Problem
 from grader.protocol import Raised, Returned, decode_raised, decode_returned
 from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status
-from grader.stored import load_stored
+from grader.stored import StoredOutputs, load_stored
 from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
 
 
@@ -139,6 +139,13 @@ class _References:
         assert self.computed is not None
         return reference_outputs_or_raise(self.computed.result(problem.id), REFERENCE, self.paths[problem.id])
 
+    def wait_all(self, problems: list[Problem]) -> None:
+        """Waits until every problem's reference outputs are there; a failed reference is reported when a
+        submission is graded against it."""
+        for problem in problems:
+            with contextlib.suppress(CourseError):
+                self.outputs(problem)
+
     def cancel(self) -> None:
         if self.computed:
             self.computed.cancel()
@@ -160,7 +167,14 @@ class Grader:
         self.secret = secret or None
         self.limits = limits or Limits()
         self.low_memory = low_memory
+        self._stored_outputs: dict[str, StoredOutputs | None] = {}
         check_sandbox()
+
+    def _stored(self, problem: Problem) -> StoredOutputs | None:
+        """The outputs stored in a learner copy, read once per grader (reference and pitfalls share them)."""
+        if problem.id not in self._stored_outputs:
+            self._stored_outputs[problem.id] = load_stored(problem)
+        return self._stored_outputs[problem.id]
 
     @property
     def mode(self) -> str:
@@ -174,7 +188,7 @@ class Grader:
             if path.is_file():
                 requests.append(TrustedRequest(problem, {REFERENCE: path}, cases[problem.id]))
                 continue
-            kept = load_stored(problem)
+            kept = self._stored(problem)
             if kept is None:
                 raise CourseError(
                     f"no reference solution at {path}: this checkout cannot grade {problem.id} "
@@ -194,12 +208,8 @@ class Grader:
         """Computes the reference outputs of `problems` now, so that graders running side by side (a batch)
         find them ready. A reference that fails is reported when a submission is graded against it."""
         cases = {problem.id: make_cases(problem, self.secret) for problem in problems}
-        try:
-            references = self._references(problems, cases)
-            for problem in problems:
-                references.outputs(problem)
-        except CourseError:
-            pass
+        with contextlib.suppress(CourseError):
+            self._references(problems, cases).wait_all(problems)
 
     def grade_file(self, problem: Problem, submission: Path) -> ProblemResult:
         """Grades `submission` (a learner's stub.py or any file defining the function) in a child process."""
@@ -218,11 +228,10 @@ class Grader:
                 raise UsageError(f"no submission file at {submission}")
         start = time.monotonic()
         cases = {problem.id: make_cases(problem, self.secret) for problem, _ in items}
-        references = self._references([problem for problem, _ in items], cases)
+        problems = [problem for problem, _ in items]
+        references = self._references(problems, cases)
         if self.low_memory:
-            for problem, _ in items:
-                with contextlib.suppress(CourseError):  # reported when the problem is graded
-                    references.outputs(problem)
+            references.wait_all(problems)
         jobs = [Job(problem.id, path.resolve(), problem, cases[problem.id]) for problem, path in items]
         learner = IsolatedRun(jobs, self.limits).start()
         results = []
@@ -320,11 +329,10 @@ class Grader:
         expected: dict[int, np.ndarray],
     ) -> list[MatchedPitfall]:
         paths = self.course.pitfall_paths(problem)
-        stored = None if paths or self.secret else load_stored(problem)
         if paths:
             request = TrustedRequest(problem, paths, cases)
             results = TrustedOutputs([request], self.limits, persist=self.secret is None).result(problem.id)
-        elif stored is not None:
+        elif not self.secret and (stored := self._stored(problem)) is not None:
             results = stored.pitfalls(cases)
         else:
             return []

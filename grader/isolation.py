@@ -8,6 +8,7 @@ verdict.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 import json
 import os
@@ -28,6 +29,7 @@ from grader.cases import Case
 from grader.errors import CourseError
 from grader.problems import Problem
 from grader.protocol import Raised, Returned, decode_raised, decode_returned
+from grader.results import output_cut_marker
 
 CHILD_SCRIPT = Path(__file__).with_name("child.py")
 BLOCKED_IMPORTS = ["grader", "solutions"]
@@ -74,13 +76,18 @@ def describe_size(size: int) -> str:
     return f"{size} bytes"
 
 
-def _gpu_plugin_installed() -> bool:
-    names = {
-        (dist.metadata["Name"] or "").lower().replace("_", "-") for dist in importlib.metadata.distributions()
+@functools.cache
+def installed_packages() -> dict[str, str]:
+    """Returns the installed distributions, name (lower case, `-` for `_`) to version; read once."""
+    return {
+        (dist.metadata["Name"] or "").lower().replace("_", "-"): dist.version
+        for dist in importlib.metadata.distributions()
     }
-    return any(
-        name.startswith(("jax-cuda", "jax-rocm", "jaxlib-cuda", "jax-tpu", "libtpu")) for name in names
-    )
+
+
+def _gpu_plugin_installed() -> bool:
+    plugins = ("jax-cuda", "jax-rocm", "jaxlib-cuda", "jax-tpu", "libtpu")
+    return any(name.startswith(plugins) for name in installed_packages())
 
 
 def address_space_limit(limits: Limits) -> int | None:
@@ -176,16 +183,21 @@ def compilation_cache(trusted: bool) -> Path | None:
     return None if root is None else root / ("jax-course" if trusted else "jax-submissions")
 
 
+def _sandbox_words() -> list[str]:
+    """Returns $GRADE_SANDBOX split like a shell line (empty when unset), or raises CourseError."""
+    try:
+        return shlex.split(os.environ.get(SANDBOX_ENV, ""))
+    except ValueError as exc:
+        raise CourseError(f"{SANDBOX_ENV} is not a valid command line: {exc}") from None
+
+
 def sandbox_prefix(problem: Problem) -> list[str]:
-    """Returns the command put before a learner's child interpreter: $GRADE_SANDBOX split like a shell
-    line, with `{solutions}` and `{course}` replaced by the course's folders; empty when unset."""
-    setting = os.environ.get(SANDBOX_ENV, "").strip()
-    if not setting:
-        return []
+    """Returns the command put before a learner's child interpreter: $GRADE_SANDBOX with `{solutions}`
+    and `{course}` replaced by the course's folders; empty when unset."""
     course = problem.directory.parent.parent
     places = {"{course}": str(course), "{solutions}": str(course / "solutions")}
     words = []
-    for word in shlex.split(setting):
+    for word in _sandbox_words():
         for placeholder, path in places.items():
             word = word.replace(placeholder, path)
         words.append(word)
@@ -193,16 +205,10 @@ def sandbox_prefix(problem: Problem) -> list[str]:
 
 
 def check_sandbox() -> None:
-    """Raises CourseError when $GRADE_SANDBOX names a command that is not installed."""
-    setting = os.environ.get(SANDBOX_ENV, "").strip()
-    if not setting:
-        return
-    try:
-        words = shlex.split(setting)
-    except ValueError as exc:
-        raise CourseError(f"{SANDBOX_ENV} is not a valid command line: {exc}") from None
-    if not words or shutil.which(words[0]) is None:
-        raise CourseError(f"{SANDBOX_ENV} names {words[0] if words else 'nothing'!r}, which is not installed")
+    """Raises CourseError when $GRADE_SANDBOX is set but names a command that is not installed."""
+    words = _sandbox_words()
+    if words and shutil.which(words[0]) is None:
+        raise CourseError(f"{SANDBOX_ENV} names {words[0]!r}, which is not installed")
 
 
 def _child_env(workdir: Path, trusted: bool, sandboxed: bool) -> dict[str, str]:
@@ -232,7 +238,7 @@ def _read_capped(path: Path) -> str:
         handle.seek(size - OUTPUT_TAIL)
         tail = handle.read().decode("utf-8", "replace")
     cut = size - OUTPUT_HEAD - OUTPUT_TAIL
-    return f"{head}\n[... {cut:,} bytes of output cut ...]\n{tail}"
+    return f"{head}\n{output_cut_marker(cut)}\n{tail}"
 
 
 def _describe_exit(returncode: int, cpu_seconds: int) -> str:
@@ -291,11 +297,6 @@ class Job:
     path: Path
     problem: Problem
     cases: list[Case]
-
-
-def same_problem(submissions: list[tuple[str, Path]], problem: Problem, cases: list[Case]) -> list[Job]:
-    """Returns the jobs that run several submissions on the same problem and cases."""
-    return [Job(label, path, problem, cases) for label, path in submissions]
 
 
 class IsolatedRun:
@@ -359,10 +360,14 @@ class IsolatedRun:
                 "limits": {
                     "address_space": address_space_limit(self.limits),
                     "file_size": self.limits.output_bytes,
-                    "cpu_seconds": self.limits.cpu_seconds(sum(len(job.cases) for job in jobs)),
+                    "cpu_seconds": self._cpu_seconds(jobs),
                 },
             }
         )
+
+    def _cpu_seconds(self, jobs: list[Job]) -> int:
+        """The CPU-time limit of a child that runs `jobs`."""
+        return self.limits.cpu_seconds(sum(len(job.cases) for job in jobs))
 
     def _sandbox(self) -> list[str]:
         """The sandbox command for this run's children: none for the course's own code."""
@@ -380,21 +385,21 @@ class IsolatedRun:
     def _run_child(self, jobs: list[Job]) -> int:
         """Runs `jobs` in one fresh child and returns how many of them are over (all, unless it stopped)."""
         workdir = Path(tempfile.mkdtemp(prefix="grade-"))
-        if self._sandbox():
+        prefix = self._sandbox()
+        if prefix:
             workdir.chmod(0o777)  # the sandbox may run the child as another user (setpriv, runuser)
         try:
-            return self._run_in(workdir, jobs)
+            return self._run_in(workdir, jobs, prefix)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _run_in(self, workdir: Path, jobs: list[Job]) -> int:
+    def _run_in(self, workdir: Path, jobs: list[Job], prefix: list[str]) -> int:
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
         # Before its first job the child writes here (JAX's own warnings); each job then writes to files of
         # its own (grader/child.py), so that prints show up in the report of the problem that made them.
         stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
         with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
-            prefix = self._sandbox()
             process = subprocess.Popen(
                 [
                     *prefix,
@@ -516,7 +521,7 @@ class IsolatedRun:
             returncode = _exit_status_unreaped(process, timeout=10)
             _kill_group(process)  # also what it left behind
             status = process.returncode if returncode is None else returncode
-            reason = _describe_exit(status, self.limits.cpu_seconds(sum(len(job.cases) for job in jobs)))
+            reason = _describe_exit(status, self._cpu_seconds(jobs))
         if position == -1:
             outcome.load_failure = LoadFailure(kind="crash", message=f"{reason} while loading the submission")
         else:
@@ -553,14 +558,3 @@ def _kill_group(process: subprocess.Popen) -> None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
     process.wait()
-
-
-def run_isolated(
-    submissions: list[tuple[str, Path]],
-    problem: Problem,
-    cases: list[Case],
-    limits: Limits | None = None,
-    trusted: bool = False,
-) -> dict[str, RunOutcome]:
-    """Runs each submission's function on every case of one problem and returns the outcomes by label."""
-    return IsolatedRun(same_problem(submissions, problem, cases), limits or Limits(), trusted).start().wait()

@@ -9,9 +9,7 @@ where a later submission could read them.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.metadata
 import os
 import platform
 import tempfile
@@ -20,21 +18,19 @@ from pathlib import Path
 import numpy as np
 
 from grader.cases import Case, inputs_digest
-from grader.isolation import PASSED_ENV, cache_root
+from grader.isolation import PASSED_ENV, cache_root, installed_packages
 
 DEVICE_ENV = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
 assert set(DEVICE_ENV) <= set(PASSED_ENV), "the children see the variables the key is made of"
 
 
-@functools.cache
 def _installed() -> tuple[str, ...]:
     """Versions of the packages that compute the numbers, and every JAX plugin (a backend)."""
-    found = []
-    for dist in importlib.metadata.distributions():
-        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
-        if name in ("numpy", "jax", "jaxlib", "ml-dtypes") or name.startswith(("jax-", "jaxlib-", "libtpu")):
-            found.append(f"{name}=={dist.version}")
-    return tuple(sorted(found))
+    return tuple(
+        f"{name}=={version}"
+        for name, version in sorted(installed_packages().items())
+        if name in ("numpy", "jax", "jaxlib", "ml-dtypes") or name.startswith(("jax-", "jaxlib-", "libtpu"))
+    )
 
 
 def platform_fingerprint() -> str:

@@ -169,7 +169,8 @@ class Course:
     def stray_pitfall_files(self, problem: Problem) -> list[Path]:
         """Returns pitfall files whose name matches no pitfall of the problem (a typo, or a stale file)."""
         folder = self.solutions_dir / "pitfalls" / problem.id
-        return [path for path in sorted(folder.glob("*.py")) if path.stem not in self.pitfall_paths(problem)]
+        known = self.pitfall_paths(problem)
+        return [path for path in sorted(folder.glob("*.py")) if path.stem not in known]
 
     def variant_paths(self, problem: Problem) -> dict[str, Path]:
         """Returns the correct variants kept for the project's own tests."""

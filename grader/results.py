@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -10,6 +11,21 @@ from typing import Any
 import numpy as np
 
 SCHEMA_VERSION = 1
+
+
+_CUT = "[... {} bytes of output cut ...]"  # where a child's long output lost its middle
+_CUT_FOUND = re.compile(re.escape(_CUT).replace(r"\{\}", r"([\d,]+)"))
+
+
+def output_cut_marker(cut: int) -> str:
+    """Returns the line put where `cut` bytes of a child's output were left out."""
+    return _CUT.format(f"{cut:,}")
+
+
+def bytes_cut(output: str) -> str | None:
+    """Returns how many bytes `output` says were cut ("12,345"), or None when nothing was."""
+    found = _CUT_FOUND.search(output)
+    return found.group(1) if found else None
 
 
 class Status(StrEnum):
@@ -130,6 +146,14 @@ class GradeReport:
     @property
     def passed(self) -> bool:
         return all(result.passed for result in self.problems)
+
+    @property
+    def score(self) -> float:
+        return sum(result.score for result in self.problems)
+
+    @property
+    def points(self) -> float:
+        return sum(result.points for result in self.problems)
 
     def to_dict(self) -> dict[str, Any]:
         counts = {str(status): 0 for status in (Status.PASS, Status.FAIL, Status.ERROR)}

@@ -64,6 +64,7 @@ class TrustedOutputs:
     def __init__(self, requests: list[TrustedRequest], limits: Limits, persist: bool = False) -> None:
         self.requests = {request.problem.id: request for request in requests}
         self.persist = persist
+        self._disk_keys: dict[tuple[str, int], str] = {}
         self.digests = {
             (request.problem.id, label): _digest(path)
             for request in requests
@@ -79,10 +80,16 @@ class TrustedOutputs:
         self.run = IsolatedRun(jobs, limits, trusted=True).start() if jobs else None
         self.jobs = {job.label for job in jobs}
 
+    def _disk_key(self, digest: str, case: Case) -> str:
+        """The output cache's key of one file's output on one case, computed once (it hashes the inputs)."""
+        if (digest, case.seed) not in self._disk_keys:
+            self._disk_keys[(digest, case.seed)] = output_cache.entry_key(digest, case)
+        return self._disk_keys[(digest, case.seed)]
+
     def _known(self, digest: str, case: Case) -> bool:
         if (digest, case.seed) in _memo:
             return True
-        stored = output_cache.load(output_cache.entry_key(digest, case)) if self.persist else None
+        stored = output_cache.load(self._disk_key(digest, case)) if self.persist else None
         if stored is not None:
             _memo[(digest, case.seed)] = stored
         return stored is not None
@@ -107,7 +114,7 @@ class TrustedOutputs:
                 if case.index in outputs:
                     _memo[(digest, case.seed)] = outputs[case.index]
                     if self.persist:
-                        output_cache.save(output_cache.entry_key(digest, case), outputs[case.index])
+                        output_cache.save(self._disk_key(digest, case), outputs[case.index])
             missing = [case.label for case in request.cases if (digest, case.seed) not in _memo]
             if missing:  # the run was cancelled, or ended before reaching them
                 results[label] = f"no output for {missing[0]}: the run ended before it"

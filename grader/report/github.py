@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import html
 import os
 import re
 import secrets
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from grader.report.markdown import cell, inline
 from grader.report.plain_text import render_text
 from grader.results import GradeReport, ProblemResult, Status
 
@@ -100,15 +100,6 @@ def render_github(report: GradeReport) -> str:
     return "\n".join([*annotations, *_grouped(render_text(report, color=False))]) + "\n"
 
 
-def _inline(text: str) -> str:
-    """Markdown-safe inline text: HTML escaped, on one line."""
-    return " ".join(html.escape(text, quote=False).split())
-
-
-def _cell(text: str) -> str:
-    return _inline(text).replace("|", "\\|")
-
-
 def _row(result: ProblemResult) -> str:
     cells = [
         f"{result.problem}: {result.title}",
@@ -116,13 +107,13 @@ def _row(result: ProblemResult) -> str:
         f"{result.score:g} / {result.points:g}",
         result.message,
     ]
-    return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+    return "| " + " | ".join(cell(text) for text in cells) + " |"
 
 
 def _pitfall_lines(report: GradeReport) -> list[str]:
     lines = [
-        f"- **{_inline(result.problem)}**: `{_inline(pitfall.name)}`, {_inline(pitfall.title)}. "
-        f"{_inline(pitfall.explanation)}"
+        f"- **{inline(result.problem)}**: `{inline(pitfall.name)}`, {inline(pitfall.title)}. "
+        f"{inline(pitfall.explanation)}"
         for result in report.problems
         for pitfall in (result.pitfall, *result.also_matches)
         if pitfall
@@ -133,11 +124,9 @@ def _pitfall_lines(report: GradeReport) -> list[str]:
 def render_step_summary(report: GradeReport) -> str:
     """Returns a Markdown summary of the report for the job's step summary page."""
     passed = sum(result.passed for result in report.problems)
-    score = sum(result.score for result in report.problems)
-    points = sum(result.points for result in report.problems)
     heading = (
         f"## Grade report ({report.mode} cases): {passed} of {len(report.problems)} problems passed, "
-        f"{score:g} of {points:g} points"
+        f"{report.score:g} of {report.points:g} points"
     )
     table = ["| Problem | Status | Score | Why |", "| --- | --- | --- | --- |"]
     table += [_row(result) for result in report.problems]

@@ -22,9 +22,10 @@ def _visibility(mode: str, hidden_visibility: str) -> str:
 
 def _summary(report: GradeReport, visibility: str) -> str:
     """The submission-wide output: a line per problem, unless the problems' results are not shown yet."""
-    total = sum(result.points for result in report.problems)
-    score = sum(result.score for result in report.problems)
-    head = f"Graded {len(report.problems)} problem(s) on {report.mode} cases: {score:g} of {total:g} points."
+    head = (
+        f"Graded {len(report.problems)} problem(s) on {report.mode} cases: "
+        f"{report.score:g} of {report.points:g} points."
+    )
     if visibility != "visible":
         return f"{head}\n{_WHEN_SHOWN[visibility]}\n"
     lines = [f"{result.problem}: {result.status} - {result.message}" for result in report.problems]
@@ -55,7 +56,7 @@ def render_gradescope(report: GradeReport, hidden_visibility: str = "after_due_d
         raise ValueError(f"hidden_visibility must be one of {choices}, not {hidden_visibility!r}")
     visibility = _visibility(report.mode, hidden_visibility)
     document = {
-        "score": sum(result.score for result in report.problems),
+        "score": report.score,
         "execution_time": round(sum(result.seconds for result in report.problems)),
         "output": _summary(report, visibility),
         "output_format": "text",

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 import numpy as np
 
-from grader.results import CaseResult, GradeReport, ProblemResult, Status
+from grader.results import CaseResult, GradeReport, ProblemResult, Status, bytes_cut
 
 _COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31", Status.NOT_RUN: "33"}
 _WORDS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.NOT_RUN: "SKIP"}
 INDENT = " " * 8
 MAX_ENTRIES_SHOWN = 6
 SHOWN_HEAD, SHOWN_TAIL = 5, 15  # lines of the learner's prints shown
-_OUTPUT_CUT = re.compile(r"\[\.\.\. ([\d,]+) bytes of output cut \.\.\.\]")
 
 
 def _badge(status: Status, color: bool) -> str:
@@ -91,8 +89,8 @@ def _captured(name: str, text: str) -> list[str]:
     if not text.strip():
         return []
     body = text.rstrip().splitlines()
-    cut = _OUTPUT_CUT.search(text)
-    notes = [f"{cut.group(1)} bytes of output cut"] if cut else []
+    cut = bytes_cut(text)
+    notes = [f"{cut} bytes of output cut"] if cut else []
     if len(body) > SHOWN_HEAD + SHOWN_TAIL:
         notes.append(f"{len(body) - SHOWN_HEAD - SHOWN_TAIL:,} lines not shown")
         body = [*body[:SHOWN_HEAD], "...", *body[-SHOWN_TAIL:]]
