@@ -72,10 +72,10 @@ def make_cases(problem: Problem, secret: str | None = None) -> list[Case]:
         family = names[index % len(names)]
         seed = hidden_seed(secret, problem.id, index) if secret else practice_seed(problem.id, index)
         inputs = families[family](np.random.default_rng(seed))
-        if list(inputs) != list(problem.parameters):
+        if list(inputs) != list(problem.case_inputs):
             raise CourseError(
                 f"{problem.cases_path}: family {family!r} returns {list(inputs)}, "
-                f"expected the parameters {list(problem.parameters)}"
+                f"expected the inputs {list(problem.case_inputs)}"
             )
         cases.append(Case(index=index, family=family, seed=seed, inputs=inputs))
     return cases

@@ -13,6 +13,11 @@ function and its cases), then writes one JSON object per line to the private res
 A returned value is {"kind": "array", "type", "dtype", "shape", "float", "values" (base64 of float64)}
 or {"kind": "other", "type", "repr"}. Standalone on purpose: it imports only the standard library, numpy
 and jax, so that the grader package itself need not be importable here.
+
+A problem with a harness (`problems/<id>/harness.py`, course code) is not called directly: the child calls
+`harness.run_case(function, inputs, folder)` with a fresh empty folder per case, and the harness makes the
+calls, checks what they wrote, and returns the output. It raises `harness.Rejected(message, pitfall=...)`
+when what the learner wrote fails the problem's check; the report shows the message, and names the pitfall.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ import json
 import os
 import pickle
 import reprlib
+import shutil
 import sys
 import time
 import traceback
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 MAX_ENTRIES = 1 << 16
@@ -74,10 +81,15 @@ def _cap(text: str) -> str:
     )
 
 
-def _learner_traceback(exc: BaseException, submission: Path) -> str:
-    """Returns the traceback of `exc` keeping only the frames in the learner's own folder."""
+def _learner_traceback(exc: BaseException, submission: Path, course_files: tuple[str, ...] = ()) -> str:
+    """Returns the traceback of `exc` keeping only the frames in the learner's own folder (not the
+    course's own files that may sit beside the stub, such as a harness)."""
     folder = str(submission.parent)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(folder)]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if f.filename.startswith(folder) and f.filename not in course_files
+    ]
     lines = ["Traceback (your code, most recent call last):\n", *traceback.format_list(frames)]
     lines += traceback.format_exception_only(type(exc), exc)
     return _cap("".join(lines))
@@ -92,7 +104,9 @@ def _limit_hit(exc: BaseException) -> str:
     return ""
 
 
-def describe_exception(exc: BaseException, submission: Path) -> dict[str, Any]:
+def describe_exception(
+    exc: BaseException, submission: Path, course_files: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Returns the JSON-safe description of an exception raised by learner code."""
     if isinstance(exc, SystemExit):
         message = f"called sys.exit({exc.code!r})"
@@ -103,7 +117,7 @@ def describe_exception(exc: BaseException, submission: Path) -> dict[str, Any]:
         "message": message,
         "not_implemented": isinstance(exc, NotImplementedError),
         "limit": _limit_hit(exc),
-        "traceback": _learner_traceback(exc, submission),
+        "traceback": _learner_traceback(exc, submission, course_files),
     }
 
 
@@ -191,17 +205,64 @@ def load_function(path: Path, function: str, parameters: list[str], module_name:
     return candidate, None
 
 
-def call_case(fn, inputs: dict[str, Any], submission: Path) -> dict[str, Any]:
-    """Calls the learner's function on fresh copies of one case's inputs and describes the outcome."""
+def load_harness(path: str | None) -> ModuleType | None:
+    """Imports a problem's harness (course code, loaded before any submission); None when it has none."""
+    if not path:
+        return None
+    spec = importlib.util.spec_from_file_location("_grader_harness", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the harness {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rejection(exc: BaseException, harness: ModuleType | None) -> dict[str, Any] | None:
+    """Describes a harness's verdict that what the learner wrote fails the problem's check, else None."""
+    rejected = getattr(harness, "Rejected", None)
+    if not (isinstance(rejected, type) and isinstance(exc, rejected)):
+        return None
+    pitfall = getattr(exc, "pitfall", None)
+    return {
+        "type": "Rejected",
+        "message": _cap(str(exc).strip()),
+        "not_implemented": False,
+        "limit": "",
+        "traceback": "",
+        "rejected": True,
+        "pitfall": pitfall if isinstance(pitfall, str) else "",
+    }
+
+
+def call_case(
+    fn,
+    inputs: dict[str, Any],
+    submission: Path,
+    harness: ModuleType | None = None,
+    folder: Path | None = None,
+) -> dict[str, Any]:
+    """Calls the learner's function on fresh copies of one case's inputs and describes the outcome.
+
+    With a harness, the harness makes the calls, given `folder` (fresh and empty, removed afterwards).
+    """
     import numpy as np
 
-    args = [value.copy() if isinstance(value, np.ndarray) else value for value in inputs.values()]
+    args = {name: value.copy() if isinstance(value, np.ndarray) else value for name, value in inputs.items()}
+    course_files = (harness.__file__,) if harness is not None else ()
     start = time.perf_counter()
     try:
-        value = fn(*args)
+        if harness is None:
+            value = fn(*args.values())
+        else:
+            assert folder is not None, "a harness needs a folder per case"
+            folder.mkdir(parents=True)
+            value = harness.run_case(fn, args, folder)
         outcome = {"returned": encode_returned(value)}
     except BaseException as exc:
-        outcome = {"raised": describe_exception(exc, submission)}
+        outcome = {"raised": _rejection(exc, harness) or describe_exception(exc, submission, course_files)}
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)  # nothing a learner writes outlives its case
     outcome["seconds"] = time.perf_counter() - start
     return outcome
 
@@ -255,6 +316,12 @@ def main(argv: list[str]) -> None:
             _forget_compiled()  # files of one problem (a reference and its pitfalls) share their kernels
         _redirect_output(workdir, number)
         label, path = job["label"], Path(job["path"])
+        try:
+            harness = load_harness(job.get("harness"))
+        except BaseException as exc:  # course code: reported as the job's failure, never the learner's
+            detail = "".join(traceback.format_exception(exc))
+            channel.send(event="load", label=label, **_load_failure("harness", f"harness: {exc}", detail))
+            continue
         start = time.perf_counter()
         fn, failure = load_function(path, job["function"], job["parameters"], f"submission_{number}")
         if failure:
@@ -262,7 +329,9 @@ def main(argv: list[str]) -> None:
             continue
         channel.send(event="load", label=label, ok=True, seconds=time.perf_counter() - start)
         for index, inputs in job["cases"]:
-            channel.send(event="case", label=label, index=index, **call_case(fn, inputs, path))
+            folder = Path(workdir, f"case-{number}-{index}") if harness else None
+            outcome = call_case(fn, inputs, path, harness, folder)
+            channel.send(event="case", label=label, index=index, **outcome)
     sys.stdout.flush()
     sys.stderr.flush()
     channel.send(event="done")

@@ -9,14 +9,20 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from grader.cases import Case, make_cases
 from grader.compare import compare_outputs
 from grader.isolation import Limits
 from grader.problems import Course, Problem, find_course
 from grader.protocol import Returned
-from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
+from grader.trusted import (
+    REFERENCE,
+    Rejection,
+    TrustedOutputs,
+    TrustedRequest,
+    reference_outputs_or_raise,
+)
 
 CHILDREN = 2  # trusted children computing one table side by side
 
@@ -27,9 +33,10 @@ class Row:
 
     kind: str  # "pitfall" or "variant"
     name: str
-    ratios: dict[int, float]  # case index -> error / allowed error
+    ratios: dict[int, float]  # case index -> error / allowed error (inf where the harness rejected it)
     families: tuple[str, ...]
     failure: str = ""  # why the file produced no outputs
+    rejected: dict[int, str] = field(default_factory=dict)  # case index -> pitfall the harness named
 
     def worst(self, cases: list[Case]) -> float:
         """Returns the smallest ratio over the targeted cases (pitfalls) or the largest (variants)."""
@@ -108,13 +115,16 @@ def discrimination_table(course: Course, problem: Problem, secrets: Sequence[str
             ratios = {case.index: math.inf for case in cases} if kind == "pitfall" else {}
             rows.append(Row(kind, name, ratios, families, failure=outputs))
             continue
+        rejected = {i: out.pitfall for i, out in outputs.items() if isinstance(out, Rejection)}
         ratios = {
-            index: compare_outputs(
+            index: math.inf
+            if index in rejected
+            else compare_outputs(
                 Returned.from_array(outputs[index]), expected[index], problem.tolerance, problem.returns
             ).error_ratio
             for index in expected
         }
-        rows.append(Row(kind, name, ratios, families))
+        rows.append(Row(kind, name, ratios, families, rejected=rejected))
     return Table(problem, cases, rows)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.cases import SECRET_ENV, Case, describe_inputs, make_cases
-from grader.child import call_case
+from grader.child import call_case, load_harness
 from grader.compare import compare_outputs
 from grader.diagnose import diagnose
 from grader.errors import CourseError, UsageError
@@ -29,7 +31,13 @@ from grader.problems import Course, Problem
 from grader.protocol import Raised, Returned, decode_raised, decode_returned
 from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status
 from grader.stored import StoredOutputs, load_stored
-from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
+from grader.trusted import (
+    REFERENCE,
+    TrustedOutputs,
+    TrustedRequest,
+    arrays,
+    reference_outputs_or_raise,
+)
 
 
 def _limit_message(raised: Raised, limits: Limits) -> str:
@@ -63,6 +71,10 @@ def _case_result(
         return CaseResult(case.index, case.family, Status.NOT_RUN, message=f"not run: {reason}")
     if ran.raised:
         raised = ran.raised
+        if raised.rejected:  # it ran, but what it wrote fails the problem's check
+            return CaseResult(
+                case.index, case.family, Status.FAIL, message=raised.message, seconds=ran.seconds
+            )
         if raised.not_implemented:  # the untouched stub: its traceback teaches nothing
             message = f"not implemented yet ({raised.message})" if raised.message else "not implemented yet"
             return CaseResult(case.index, case.family, Status.ERROR, message=message, seconds=ran.seconds)
@@ -259,14 +271,19 @@ class Grader:
         references = self._references([problem], {problem.id: cases})
         outcome = RunOutcome(label="learner")
         source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
+        harness = load_harness(str(problem.harness_path or ""))
+        scratch = Path(tempfile.mkdtemp(prefix="grade-")) if harness else None
         for case in cases:
-            ran = call_case(fn, case.inputs, source)
+            folder = scratch / f"case-{case.index}" if scratch else None
+            ran = call_case(fn, case.inputs, source, harness, folder)
             outcome.cases[case.index] = CaseOutcome(
                 index=case.index,
                 seconds=ran["seconds"],
                 returned=decode_returned(ran["returned"]) if "returned" in ran else None,
                 raised=decode_raised(ran["raised"]) if "raised" in ran else None,
             )
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
         try:
             expected = self._expected(outcome, references, problem)
         finally:
@@ -296,10 +313,15 @@ class Grader:
             for case in cases
         ]
         status, message = _summary(case_results, outcome.load_failure)
+        if outcome.load_failure and outcome.load_failure.kind == "harness":
+            raise CourseError(f"the harness of {problem.id} failed: {outcome.load_failure.message}")
         matched: list[MatchedPitfall] = []
         returned = {i: ran.returned for i, ran in outcome.cases.items() if ran.returned is not None}
-        if status is not Status.PASS and returned:
-            matched = self._diagnose(problem, cases, returned, expected)
+        if status is not Status.PASS:
+            raised = [ran.raised for ran in outcome.cases.values() if ran.raised]
+            matched = named_by_check(problem, [r.pitfall for r in raised if r.rejected])
+            if returned:
+                matched += [m for m in self._diagnose(problem, cases, returned, expected) if m not in matched]
         if matched:
             message = f"{message}; this matches the named pitfall {matched[0].name!r}"
         return ProblemResult(
@@ -336,8 +358,18 @@ class Grader:
             results = stored.pitfalls(cases)
         else:
             return []
-        outputs = {label: result for label, result in results.items() if isinstance(result, dict)}
+        outputs = {label: arrays(result) for label, result in results.items() if isinstance(result, dict)}
         return [
             MatchedPitfall(p.name, p.title, p.explanation)
             for p in diagnose(problem, returned, expected, outputs)
         ]
+
+
+def named_by_check(problem: Problem, names: list[str]) -> list[MatchedPitfall]:
+    """Returns the pitfalls that the problem's harness named when it rejected cases, first named first."""
+    known = {pitfall.name: pitfall for pitfall in problem.pitfalls}
+    return [
+        MatchedPitfall(known[name].name, known[name].title, known[name].explanation)
+        for name in dict.fromkeys(names)
+        if name in known
+    ]

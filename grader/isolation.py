@@ -352,6 +352,7 @@ class IsolatedRun:
                         "path": str(job.path),
                         "function": job.problem.function,
                         "parameters": list(job.problem.parameters),
+                        "harness": str(job.problem.harness_path or ""),
                         "cases": [(case.index, case.inputs) for case in job.cases],
                     }
                     for job in jobs

@@ -60,6 +60,8 @@ class Problem:
     pitfalls: tuple[Pitfall, ...]
     hidden_cases_per_family: int
     points: float = 1.0  # what a pass is worth in a gradebook
+    inputs: tuple[str, ...] = ()  # what cases.py returns, when a harness makes the calls (else parameters)
+    draft: bool = False  # written by `grade new` and not finished: left out of listings and grading
 
     @property
     def statement_path(self) -> Path:
@@ -76,6 +78,17 @@ class Problem:
     @property
     def cases_path(self) -> Path:
         return self.directory / "cases.py"
+
+    @property
+    def harness_path(self) -> Path | None:
+        """The problem's harness (course code that makes the calls and checks what they wrote), if any."""
+        path = self.directory / "harness.py"
+        return path if path.is_file() else None
+
+    @property
+    def case_inputs(self) -> tuple[str, ...]:
+        """The names of the inputs each case holds, in order: the parameters unless a harness says more."""
+        return self.inputs or self.parameters
 
     @property
     def signature(self) -> str:
@@ -122,6 +135,8 @@ def _load_problem(directory: Path) -> Problem:
             pitfalls=pitfalls,
             hidden_cases_per_family=int(meta.get("hidden_cases_per_family", 2)),
             points=float(meta.get("points", 1.0)),
+            inputs=tuple(meta.get("inputs", ())),
+            draft=bool(meta.get("draft", False)),
         )
     except (OSError, KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{meta_path}: not a valid problem description ({exc})") from exc
@@ -144,10 +159,13 @@ class Course:
     def problem_ids(self) -> list[str]:
         return [problem.id for problem in self.problems()]
 
-    def problems(self) -> list[Problem]:
-        """Returns every problem of the course, in listing order."""
+    def problems(self, drafts: bool = False) -> list[Problem]:
+        """Returns every problem of the course in listing order; problems still marked `draft` (being
+        written) only when `drafts` is true."""
         folders = sorted(p.parent for p in self.problems_dir.glob("*/problem.toml"))
-        return sorted((_load_problem(folder) for folder in folders), key=lambda p: (p.order, p.id))
+        problems = [_load_problem(folder) for folder in folders]
+        kept = [problem for problem in problems if drafts or not problem.draft]
+        return sorted(kept, key=lambda p: (p.order, p.id))
 
     def problem(self, problem_id: str) -> Problem:
         directory = self.problems_dir / problem_id

@@ -45,6 +45,8 @@ class Raised:
     not_implemented: bool
     traceback: str
     limit: str = ""  # "memory" or "output" when the exception means a limit was hit
+    rejected: bool = False  # the problem's harness found what the learner wrote fails its check
+    pitfall: str = ""  # the pitfall the harness's check names, if any
 
 
 def _text(message: dict, key: str, limit: int = 20000) -> str:
@@ -97,4 +99,6 @@ def decode_raised(message: object) -> Raised:
         not_implemented=message.get("not_implemented") is True,
         traceback=_text(message, "traceback"),
         limit=message.get("limit") if message.get("limit") in ("memory", "output") else "",
+        rejected=message.get("rejected") is True,
+        pitfall=_text(message, "pitfall", 100),
     )

@@ -18,13 +18,26 @@ from grader.errors import CourseError
 from grader.isolation import IsolatedRun, Job, Limits, RunOutcome
 from grader.problems import Problem
 
-Outputs = dict[int, np.ndarray]
+
+@dataclass(frozen=True)
+class Rejection:
+    """A case on which the problem's harness rejected what a file wrote (naming `pitfall`, if any)."""
+
+    pitfall: str
+    message: str
+
+
+Outputs = dict[int, np.ndarray | Rejection]
 REFERENCE = "reference"  # the label of the reference solution among trusted files
-_memo: dict[tuple[str, int], np.ndarray] = {}  # (file digest, case seed) -> output
+_memo: dict[tuple[str, int], np.ndarray | Rejection] = {}  # (file digest, case seed) -> output
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _digest(path: Path, problem: Problem) -> str:
+    """Digest of what decides a file's outputs besides the case: its content, and the problem's harness."""
+    digest = hashlib.sha256(path.read_bytes())
+    if problem.harness_path is not None:
+        digest.update(b"\0harness\0" + problem.harness_path.read_bytes())
+    return digest.hexdigest()
 
 
 def _outputs(outcome: RunOutcome) -> Outputs | str:
@@ -33,6 +46,9 @@ def _outputs(outcome: RunOutcome) -> Outputs | str:
         return f"{outcome.load_failure.message}\n{outcome.load_failure.detail}\n{outcome.stderr}"
     outputs: Outputs = {}
     for index, case in outcome.cases.items():
+        if case.raised and case.raised.rejected:
+            outputs[index] = Rejection(case.raised.pitfall, case.raised.message)
+            continue
         if case.raised:
             raised = case.raised
             return f"case {index + 1} raised {raised.type_name}: {raised.message}\n{raised.traceback}"
@@ -66,7 +82,7 @@ class TrustedOutputs:
         self.persist = persist
         self._disk_keys: dict[tuple[str, int], str] = {}
         self.digests = {
-            (request.problem.id, label): _digest(path)
+            (request.problem.id, label): _digest(path, request.problem)
             for request in requests
             for label, path in request.paths.items()
         }
@@ -113,7 +129,7 @@ class TrustedOutputs:
             for case in request.cases:
                 if case.index in outputs:
                     _memo[(digest, case.seed)] = outputs[case.index]
-                    if self.persist:
+                    if self.persist and isinstance(outputs[case.index], np.ndarray):
                         output_cache.save(self._disk_key(digest, case), outputs[case.index])
             missing = [case.label for case in request.cases if (digest, case.seed) not in _memo]
             if missing:  # the run was cancelled, or ended before reaching them
@@ -123,9 +139,19 @@ class TrustedOutputs:
         return results
 
 
-def reference_outputs_or_raise(results: dict[str, Outputs | str], label: str, path: Path) -> Outputs:
+def arrays(outputs: Outputs) -> dict[int, np.ndarray]:
+    """Returns the cases of `outputs` that returned a value (leaving out those a harness rejected)."""
+    return {index: value for index, value in outputs.items() if isinstance(value, np.ndarray)}
+
+
+def reference_outputs_or_raise(
+    results: dict[str, Outputs | str], label: str, path: Path
+) -> dict[int, np.ndarray]:
     """Returns the reference's outputs, or raises CourseError: a broken reference is never the learner's."""
     outputs = results[label]
     if isinstance(outputs, str):
         raise CourseError(f"the reference {path} failed, so nothing can be graded:\n{outputs}")
-    return outputs
+    rejected = [value for value in outputs.values() if isinstance(value, Rejection)]
+    if rejected:
+        raise CourseError(f"the problem's harness rejected the reference {path}: {rejected[0].message}")
+    return arrays(outputs)
