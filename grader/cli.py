@@ -1,5 +1,5 @@
-"""The `grade` command: `grade ID... | --all`, `grade list`, `grade hint ID`, `grade export DEST` and
-`grade batch ROSTER_DIR`."""
+"""The `grade` command: `grade ID... | --all`, `grade list`, `grade hint ID`, `grade export DEST`,
+`grade batch ROSTER_DIR`, and for authors `grade check ID` and `grade new ID`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 from grader import batch, progress
 from grader.cases import SECRET_ENV
+from grader.check import DEFAULT_SECRETS, TODO_MARKER, Verdict, check_problems
 from grader.errors import GraderError, UsageError
 from grader.export import export_course
 from grader.grading import Grader
@@ -21,6 +22,7 @@ from grader.report import FORMATS, render
 from grader.report.gradescope import VISIBILITIES
 from grader.report.plain_text import render_problem
 from grader.results import GradeReport, ProblemResult, Status
+from grader.scaffold import new_problem
 from grader.secret import take_secret
 
 USAGE = """\
@@ -31,6 +33,8 @@ grade list [--root DIR]
        grade export DEST
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
                    [--low-memory]
+       grade check ID... | --all [--secrets N] [--families]
+       grade new ID
 FORMAT is one of: text, json, junit, gradescope, github"""
 
 
@@ -353,7 +357,62 @@ def _hint(argv: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"list": _list, "hint": _hint, "export": _export, "batch": _batch}
+def _check(argv: list[str]) -> int:
+    parser = _Parser(
+        prog="grade check",
+        usage=USAGE,
+        description="Check that problems are sound (for problem authors): complete files, the stub fails as "
+        "not implemented, the reference passes, every pitfall fails far from the reference and is named, "
+        "every correct variant passes. Exit status 0 when every problem checked is sound, 1 otherwise.",
+    )
+    parser.add_argument("ids", nargs="*", metavar="ID", help="problem ids (drafts included)")
+    parser.add_argument("--all", action="store_true", help="check every problem, drafts included")
+    parser.add_argument(
+        "--secrets",
+        type=int,
+        default=len(DEFAULT_SECRETS),
+        metavar="N",
+        help=f"how many secrets' hidden cases to measure on (default {len(DEFAULT_SECRETS)})",
+    )
+    parser.add_argument("--families", action="store_true", help="also print the ratios per case family")
+    args = parser.parse_args(argv)
+    if args.all == bool(args.ids):
+        raise UsageError("give problem ids or --all")
+    if args.secrets < 1:
+        raise UsageError("--secrets must be at least 1")
+    course = find_course()
+    problems = course.problems(drafts=True) if args.all else [course.problem(i) for i in args.ids]
+    secrets = [*DEFAULT_SECRETS, *(f"check-{n}" for n in range(len(DEFAULT_SECRETS) + 1, args.secrets + 1))]
+    checks = check_problems(course, problems, secrets[: args.secrets])
+    for check in checks:
+        print(check.render(families=args.families) + "\n", flush=True)
+    sound = sum(check.verdict is Verdict.OK for check in checks)
+    print(f"{sound} of {len(checks)} problems sound.")
+    return 0 if sound == len(checks) else 1
+
+
+def _new(argv: list[str]) -> int:
+    parser = _Parser(prog="grade new", usage=USAGE, description="Write the skeleton of a new problem.")
+    parser.add_argument("id", metavar="ID", help="the new problem's id (lower case, digits, _)")
+    args = parser.parse_args(argv)
+    course = find_course()
+    for path in new_problem(course, args.id):
+        print(f"wrote {path.relative_to(course.root)}")
+    print(
+        f"\n{args.id} is a draft: fill in every {TODO_MARKER}, run `grade check {args.id}` until it is "
+        "sound, then remove `draft = true` from its problem.toml (see CONTRIBUTING.md)."
+    )
+    return 0
+
+
+COMMANDS = {
+    "list": _list,
+    "hint": _hint,
+    "export": _export,
+    "batch": _batch,
+    "check": _check,
+    "new": _new,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

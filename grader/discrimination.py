@@ -10,17 +10,23 @@ import argparse
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
 
 from grader.cases import Case, make_cases
 from grader.compare import compare_outputs
+from grader.errors import CourseError
 from grader.isolation import Limits
 from grader.problems import Course, Problem, find_course
 from grader.protocol import Returned
 from grader.trusted import (
     REFERENCE,
+    Outputs,
     Rejection,
     TrustedOutputs,
     TrustedRequest,
+    arrays,
     reference_outputs_or_raise,
 )
 
@@ -37,6 +43,7 @@ class Row:
     families: tuple[str, ...]
     failure: str = ""  # why the file produced no outputs
     rejected: dict[int, str] = field(default_factory=dict)  # case index -> pitfall the harness named
+    outputs: dict[int, np.ndarray] = field(default_factory=dict, repr=False)  # the values it returned
 
     def worst(self, cases: list[Case]) -> float:
         """Returns the smallest ratio over the targeted cases (pitfalls) or the largest (variants)."""
@@ -50,11 +57,18 @@ class Row:
 
 @dataclass(frozen=True)
 class Table:
+    """A problem's discrimination table over hidden cases, with the reference outputs it was measured
+    against; `reference_failure` says why there are no rows when the reference itself failed."""
+
     problem: Problem
     cases: list[Case]
     rows: list[Row]
+    expected: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    reference_failure: str = ""
 
     def render(self) -> str:
+        if self.reference_failure:
+            return f"{self.problem.id}: no table: {self.reference_failure}"
         families = list(dict.fromkeys(case.family for case in self.cases))
         width = max(len(row.name) for row in self.rows) if self.rows else 10
         head = f"{self.problem.id}: error / tolerance over {len(self.cases)} hidden cases"
@@ -87,26 +101,55 @@ def hidden_cases(problem: Problem, secrets: Sequence[str]) -> list[Case]:
     return cases
 
 
+def table_files(course: Course, problem: Problem) -> dict[str, Path]:
+    """Returns the files a table is made of, by label: the reference, `pitfall:<label>`, `variant:<name>`."""
+    paths = {REFERENCE: course.reference_path(problem)}
+    paths |= {f"pitfall:{name}": path for name, path in course.pitfall_paths(problem).items()}
+    paths |= {f"variant:{name}": path for name, path in course.variant_paths(problem).items()}
+    return paths
+
+
+def discrimination_tables(
+    problems: Sequence[Problem], files: dict[str, dict[str, Path]], secrets: Sequence[str]
+) -> dict[str, Table]:
+    """Runs each problem's files (`files[problem.id]`, labelled as `table_files` does) on the hidden cases
+    of the given secrets, every problem in the same two children, and returns each problem's table."""
+    cases = {problem.id: hidden_cases(problem, secrets) for problem in problems}
+    # Two children, each with every other file of every problem, so both cores work.
+    requests: list[list[TrustedRequest]] = [[] for _ in range(CHILDREN)]
+    for problem in problems:
+        items = list(files[problem.id].items())
+        for child, chosen in enumerate(items[start::CHILDREN] for start in range(CHILDREN)):
+            if chosen:
+                requests[child].append(TrustedRequest(problem, dict(chosen), cases[problem.id]))
+    limits = Limits(timeout=600)
+    runs = [TrustedOutputs(batch, limits) for batch in requests if batch]
+    tables = {}
+    for problem in problems:
+        merged = {}
+        for run in runs:
+            if problem.id in run.requests:
+                merged |= run.result(problem.id)
+        tables[problem.id] = _table(problem, cases[problem.id], files[problem.id], merged)
+    return tables
+
+
 def discrimination_table(course: Course, problem: Problem, secrets: Sequence[str]) -> Table:
     """Runs the reference, every pitfall and every variant on the hidden cases of the given secrets."""
-    cases = hidden_cases(problem, secrets)
-    pitfalls = course.pitfall_paths(problem)
-    variants = course.variant_paths(problem)
-    reference_path = course.reference_path(problem)
-    paths = {REFERENCE: reference_path}
-    paths |= {f"pitfall:{name}": path for name, path in pitfalls.items()}
-    paths |= {f"variant:{name}": path for name, path in variants.items()}
-    # Two children, each with every other file, so both cores work.
-    items = list(paths.items())
-    halves = [dict(items[start::CHILDREN]) for start in range(CHILDREN)]
-    limits = Limits(timeout=600)
-    runs = [TrustedOutputs([TrustedRequest(problem, half, cases)], limits) for half in halves if half]
-    merged = {label: outputs for run in runs for label, outputs in run.result(problem.id).items()}
-    results = {label: merged[label] for label in paths}
-    expected = reference_outputs_or_raise(results, REFERENCE, reference_path)
+    return discrimination_tables([problem], {problem.id: table_files(course, problem)}, secrets)[problem.id]
+
+
+def _table(
+    problem: Problem, cases: list[Case], paths: dict[str, Path], results: dict[str, Outputs | str]
+) -> Table:
+    try:
+        expected = reference_outputs_or_raise(results, REFERENCE, paths[REFERENCE])
+    except CourseError as exc:
+        return Table(problem, cases, [], reference_failure=str(exc))
     all_families = tuple(dict.fromkeys(case.family for case in cases))
     rows = []
-    for label, outputs in results.items():
+    for label in paths:
+        outputs = results[label]
         if label == REFERENCE:
             continue
         kind, name = label.split(":", 1)
@@ -124,8 +167,8 @@ def discrimination_table(course: Course, problem: Problem, secrets: Sequence[str
             ).error_ratio
             for index in expected
         }
-        rows.append(Row(kind, name, ratios, families, rejected=rejected))
-    return Table(problem, cases, rows)
+        rows.append(Row(kind, name, ratios, families, rejected=rejected, outputs=arrays(outputs)))
+    return Table(problem, cases, rows, expected=expected)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,6 +51,8 @@ def export_course(course: Course, dest: Path, limits: Limits | None = None) -> l
             shutil.copytree(source, dest / name, ignore=SKIPPED)
         elif source.is_file():
             shutil.copy2(source, dest / name)
+    for draft in (p for p in course.problems(drafts=True) if p.draft):  # not written yet: not the learners'
+        shutil.rmtree(dest / "problems" / draft.id, ignore_errors=True)
     learner_copy = Course(dest)
     made_with = _versions()
     requests = []

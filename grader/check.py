@@ -1,0 +1,305 @@
+"""`grade check ID... | --all`: is a problem sound? The checks the project's tests make, as a table.
+
+For each problem: its files are complete (no `TODO(grade new)` left, a file per pitfall, three variants,
+the signature everywhere, every pitfall and family named in the statement); the untouched stub fails as
+not implemented; the reference passes its practice cases and hidden cases; on the hidden cases of several
+secrets every pitfall file fails, lands at least 10 tolerances from the reference on every case of the
+families listed for it, and is named as its own pitfall by the same diagnosis the grader uses; every
+correct variant stays within half a tolerance.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from grader.cases import load_families
+from grader.diagnose import diagnose
+from grader.discrimination import Row, Table, discrimination_tables, table_files
+from grader.grading import Grader
+from grader.hints import load_hints
+from grader.isolation import Limits
+from grader.problems import Course, Problem, pitfall_name
+from grader.protocol import Returned
+from grader.results import Status
+from grader.trusted import REFERENCE
+
+TODO_MARKER = "TODO(grade new)"  # what `grade new` leaves where the author has work to do
+DEFAULT_SECRETS = ("check-1", "check-2", "check-3")
+PITFALL_AIM = 10.0  # smallest error ratio of a pitfall on its families
+VARIANT_AIM = 0.5  # largest error ratio of a correct variant
+MIN_VARIANTS = 3
+MIN_HINTS = 2
+
+
+class Verdict(StrEnum):
+    OK = "ok"
+    FAIL = "FAIL"
+    INCOMPLETE = "incomplete"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the check: what was checked, the verdict, and what was measured or why it fell short."""
+
+    kind: str  # files | stub | reference | pitfall | variant
+    name: str
+    verdict: Verdict
+    detail: str
+    ratio: float | None = None  # a pitfall's smallest error ratio on its families, a variant's largest
+
+
+@dataclass(frozen=True)
+class ProblemCheck:
+    problem: Problem
+    findings: list[Finding]
+    table: Table | None
+
+    @property
+    def verdict(self) -> Verdict:
+        verdicts = {finding.verdict for finding in self.findings}
+        if Verdict.FAIL in verdicts:
+            return Verdict.FAIL
+        return Verdict.INCOMPLETE if Verdict.INCOMPLETE in verdicts else Verdict.OK
+
+    def finding(self, kind: str, name: str) -> Finding:
+        return next(f for f in self.findings if f.kind == kind and f.name == name)
+
+    def render(self, families: bool = False) -> str:
+        """Returns the table a problem author reads; with `families`, the per-family ratios too."""
+        width = max([len(f.name) for f in self.findings] + [10])
+        summary = {
+            Verdict.OK: "sound",
+            Verdict.FAIL: f"NOT SOUND: {_count(self.findings, Verdict.FAIL, 'shortfall')}",
+            Verdict.INCOMPLETE: "incomplete: finish the TODOs, then check again",
+        }[self.verdict]
+        lines = [f"{self.problem.id}: {self.problem.title}  [{summary}]"]
+        lines.append(f"  {'':9} {'':{width}}  {'verdict':10}  {'aim':>6}  {'ratio':>9}  detail")
+        for f in self.findings:
+            aim = {"pitfall": f">= {PITFALL_AIM:g}", "variant": f"<= {VARIANT_AIM:g}"}.get(f.kind, "")
+            ratio = f"{f.ratio:9.3g}" if f.ratio is not None else ""
+            lines.append(f"  {f.kind:9} {f.name:{width}}  {f.verdict:10}  {aim:>6}  {ratio:>9}  {f.detail}")
+        if families and self.table is not None:
+            lines += ["", self.table.render()]
+        return "\n".join(lines)
+
+
+def _count(findings: list[Finding], verdict: Verdict, noun: str) -> str:
+    count = sum(f.verdict is verdict for f in findings)
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _shown(course: Course, path: Path) -> str:
+    """A path as an author reads it: relative to the course."""
+    return str(path.relative_to(course.root)) if course.root in path.parents else str(path)
+
+
+def _signature(path: Path, function: str) -> list[str] | None:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            return [arg.arg for arg in node.args.args]
+    return None
+
+
+def _todo(path: Path) -> bool:
+    return path.is_file() and TODO_MARKER in path.read_text(encoding="utf-8", errors="replace")
+
+
+def _file_findings(course: Course, problem: Problem) -> list[Finding]:
+    """What can be checked without running anything: files present, finished, and consistent."""
+    found: list[Finding] = []
+
+    def add(name: str, verdict: Verdict, detail: str) -> None:
+        found.append(Finding("files", name, verdict, detail))
+
+    if problem.draft:
+        add("problem.toml", Verdict.INCOMPLETE, "draft = true: remove it when the problem is done")
+    reference = course.reference_path(problem)
+    owned = {
+        "problem.toml": problem.directory / "problem.toml",
+        "README.md": problem.statement_path,
+        "stub.py": problem.stub_path,
+        "hints.md": problem.hints_path,
+        "cases.py": problem.cases_path,
+        "reference": reference,
+        **{f"pitfall {label}": path for label, path in course.pitfall_paths(problem).items()},
+        **{f"variant {name}": path for name, path in course.variant_paths(problem).items()},
+    }
+    if problem.harness_path:
+        owned["harness.py"] = problem.harness_path
+    for name, path in owned.items():
+        if not path.is_file():
+            add(name, Verdict.INCOMPLETE, f"missing: {_shown(course, path)}")
+        elif _todo(path):
+            add(name, Verdict.INCOMPLETE, f"{TODO_MARKER} left in {_shown(course, path)}")
+    missing = [p.name for p in problem.pitfalls if p.name not in course.pitfall_paths(problem)]
+    if missing:
+        add("pitfall files", Verdict.INCOMPLETE, f"no file for {', '.join(missing)}")
+    for stray in course.stray_pitfall_files(problem):
+        add("pitfall files", Verdict.FAIL, f"{stray.name} names no pitfall of problem.toml")
+    if len(course.variant_paths(problem)) < MIN_VARIANTS:
+        add("variants", Verdict.INCOMPLETE, f"{len(course.variant_paths(problem))} of {MIN_VARIANTS} needed")
+    for name, path in owned.items():
+        defines = name not in ("cases.py", "harness.py") and path.suffix == ".py" and path.is_file()
+        if defines and _signature(path, problem.function) != list(problem.parameters):
+            add(name, Verdict.FAIL, f"{path.name} does not define {problem.signature}")
+    found += _statement_findings(problem)
+    return found
+
+
+def _statement_findings(problem: Problem) -> list[Finding]:
+    found = []
+    try:
+        statement = problem.statement_path.read_text(encoding="utf-8")
+        families = list(load_families(problem))
+        hints = len(load_hints(problem))
+    except Exception as exc:  # cases.py is code being written: anything may go wrong in it
+        return [Finding("files", "cases.py", Verdict.FAIL, f"cannot be read: {exc}")]
+    unnamed = [f"`{p.name}`" for p in problem.pitfalls if f"`{p.name}`" not in statement]
+    unnamed += [f"`{family}`" for family in families if f"`{family}`" not in statement]
+    if problem.signature not in statement:
+        unnamed.insert(0, problem.signature)
+    if unnamed:
+        found.append(Finding("files", "README.md", Verdict.FAIL, f"does not state {', '.join(unnamed)}"))
+    for pitfall in problem.pitfalls:
+        unknown = set(pitfall.families) - set(families)
+        if unknown:
+            found.append(
+                Finding("files", "problem.toml", Verdict.FAIL, f"{pitfall.name}: no family {unknown}")
+            )
+        if not pitfall.families:
+            section = statement.split(f"`{pitfall.name}`", 1)[-1][:1500].lower()
+            if "cannot" not in section and "not visible" not in section:
+                detail = (
+                    f"{pitfall.name} has no families: its statement section must say the cases cannot show it"
+                )
+                found.append(Finding("files", "README.md", Verdict.FAIL, detail))
+    if hints < MIN_HINTS:
+        found.append(Finding("files", "hints.md", Verdict.INCOMPLETE, f"{hints} of {MIN_HINTS} hints"))
+    return found
+
+
+def _ready(course: Course, problem: Problem, findings: list[Finding]) -> dict[str, Path]:
+    """The files that can run: present, finished, and with the right signature."""
+    blocked = {f.name for f in findings if f.verdict is not Verdict.OK}
+    files = {}
+    for label, path in table_files(course, problem).items():
+        name = "reference" if label == REFERENCE else label.replace(":", " ", 1)
+        if name not in blocked and path.is_file():
+            files[label] = path
+    return files
+
+
+def _stub_finding(result) -> Finding:
+    not_implemented = all(
+        case.status is Status.ERROR and "not implemented" in case.message for case in result.cases
+    )
+    if result.status is Status.ERROR and not_implemented:
+        return Finding("stub", "stub.py", Verdict.OK, "not implemented, on every practice case")
+    return Finding("stub", "stub.py", Verdict.FAIL, f"should fail as not implemented: {result.message}")
+
+
+def _reference_finding(practice, hidden, secret: str) -> Finding:
+    if practice.status is Status.PASS and hidden.status is Status.PASS:
+        detail = f"passes {len(practice.cases)} practice and {len(hidden.cases)} hidden cases ({secret!r})"
+        return Finding("reference", "reference", Verdict.OK, detail)
+    mode, failed = ("practice", practice) if practice.status is not Status.PASS else ("hidden", hidden)
+    return Finding("reference", "reference", Verdict.FAIL, f"{mode} cases: {failed.message}")
+
+
+def _named(problem: Problem, table: Table, row: Row, indices: list[int]) -> set[str]:
+    """The pitfalls the grader would name for a file with `row`'s outputs on the cases `indices`."""
+    returned = {i: Returned.from_array(row.outputs[i]) for i in indices if i in row.outputs}
+    others = {
+        r.name: {i: r.outputs[i] for i in indices if i in r.outputs}
+        for r in table.rows
+        if r.kind == "pitfall" and not r.failure
+    }
+    named = {row.rejected[i] for i in indices if i in row.rejected}
+    named |= {p.name for p in diagnose(problem, returned, table.expected, others)} if returned else set()
+    return named
+
+
+def _pitfall_finding(problem: Problem, table: Table, row: Row, secrets: Sequence[str]) -> Finding:
+    if not row.families:
+        return Finding("pitfall", row.name, Verdict.OK, "declared unseen: no family can show it")
+    if row.failure:
+        return Finding("pitfall", row.name, Verdict.FAIL, f"no outputs: {row.failure.splitlines()[0]}")
+    worst = row.worst(table.cases)
+    own = pitfall_name(row.name)
+    per_secret = len(table.cases) // len(secrets)
+    unnamed = []
+    for number, secret in enumerate(secrets):
+        indices = [case.index for case in table.cases[number * per_secret : (number + 1) * per_secret]]
+        caught = max(row.ratios[i] for i in indices) > 1
+        if not caught or own not in _named(problem, table, row, indices):
+            unnamed.append(secret)
+    problems = []
+    if worst < PITFALL_AIM:
+        problems.append(f"only {worst:.3g} tolerances away on its families")
+    if unnamed:
+        problems.append(
+            f"not failed and named {own!r} on the hidden cases of {', '.join(map(repr, unnamed))}"
+        )
+    if problems:
+        return Finding("pitfall", row.name, Verdict.FAIL, "; ".join(problems), worst)
+    detail = f"fails and is named {own!r} on all {len(secrets)} secrets"
+    return Finding("pitfall", row.name, Verdict.OK, detail, worst)
+
+
+def _variant_finding(table: Table, row: Row) -> Finding:
+    if row.failure:
+        return Finding("variant", row.name, Verdict.FAIL, f"no outputs: {row.failure.splitlines()[0]}")
+    worst = row.worst(table.cases)
+    if not worst <= VARIANT_AIM:
+        return Finding("variant", row.name, Verdict.FAIL, f"{worst:.3g} tolerances from the reference", worst)
+    return Finding(
+        "variant", row.name, Verdict.OK, f"within the tolerance on all {len(table.cases)} cases", worst
+    )
+
+
+def _grade(grader: Grader, items: list[tuple[Problem, Path]]) -> list:
+    return grader.grade_files(items) if items else []
+
+
+def check_problems(
+    course: Course, problems: Sequence[Problem], secrets: Sequence[str] = DEFAULT_SECRETS
+) -> list[ProblemCheck]:
+    """Checks every problem of `problems`, sharing the child processes between them."""
+    limits = Limits(timeout=600)
+    findings = {problem.id: _file_findings(course, problem) for problem in problems}
+    ready = {problem.id: _ready(course, problem, findings[problem.id]) for problem in problems}
+    runnable = [
+        p
+        for p in problems
+        if p.stub_path.is_file()
+        and not any(f.name == "cases.py" and f.verdict is Verdict.FAIL for f in findings[p.id])
+    ]
+    stubs = _grade(Grader(course, limits=limits), [(p, p.stub_path) for p in runnable])
+    for problem, result in zip(runnable, stubs, strict=True):
+        findings[problem.id].append(_stub_finding(result))
+    with_reference = [p for p in runnable if REFERENCE in ready[p.id]]
+    references = [(p, ready[p.id][REFERENCE]) for p in with_reference]
+    practice = _grade(Grader(course, limits=limits), references)
+    hidden = _grade(Grader(course, secret=secrets[0], limits=limits), references)
+    for problem, passed, hidden_passed in zip(with_reference, practice, hidden, strict=True):
+        findings[problem.id].append(_reference_finding(passed, hidden_passed, secrets[0]))
+    tables = discrimination_tables(with_reference, {p.id: ready[p.id] for p in with_reference}, secrets)
+    checks = []
+    for problem in problems:
+        table = tables.get(problem.id)
+        if table is not None and not table.reference_failure:
+            for row in table.rows:
+                if row.kind == "pitfall":
+                    findings[problem.id].append(_pitfall_finding(problem, table, row, secrets))
+                else:
+                    findings[problem.id].append(_variant_finding(table, row))
+        checks.append(ProblemCheck(problem, findings[problem.id], table))
+    return checks

@@ -1,0 +1,170 @@
+"""`grade new ID`: the skeleton of a new problem, every file CONTRIBUTING.md lists, with TODOs.
+
+The skeleton is a draft (`draft = true` in problem.toml): `grade list`, `grade --all`, export and the
+project's tests leave it out until the author removes the flag, and `grade check ID` reports it as
+incomplete (not broken) while a `TODO(grade new)` is left in any of its files.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from pathlib import Path
+
+from grader.check import TODO_MARKER
+from grader.errors import UsageError
+from grader.problems import Course
+
+_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+
+PROBLEM_TOML = '''\
+# {todo}: describe the problem, then remove `draft = true`.
+draft = true
+title = "{todo}: a one-line title for `grade list`"
+function = "solve"                      # the function the learner writes
+parameters = ["x", "lr"]                # its parameters, in order (the stub's signature)
+returns = "float32 array of shape (num_steps,): {todo}"
+order = {order}
+hidden_cases_per_family = 2
+
+[tolerance]                             # justify both in the statement's Tolerance section
+rtol = 0.0009765625
+atol = 0.0
+
+[pitfalls.example_mistake]
+title = "{todo}: the mistake, in a few words"
+explanation = """{todo}: one paragraph in the second person: what the mistake is and what it does to the \\
+numbers. It must fit every learner whose outputs match the pitfall file's."""
+families = ["example_family"]           # the families built to expose it; [] if the numbers cannot
+'''
+
+CASES = '''\
+"""Public case generator for {id} (numpy only: the secret is the seed, not this code)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def example_family(rng: np.random.Generator) -> dict[str, object]:
+    """{todo}: design inputs that push each pitfall listed for this family far outside the tolerance."""
+    return {{"x": rng.normal(size=(16, 4)).astype(np.float32), "lr": 0.5}}
+
+
+FAMILIES = {{"example_family": example_family}}
+'''
+
+STATEMENT = """\
+# {todo}: title
+
+{todo}: a short background, in our own words.
+
+## Task
+
+Write
+
+```python
+solve(x, lr)
+```
+
+{todo}: the exact recipe, numbered: every cast, and every operation whose order changes the numbers.
+
+## Inputs
+
+| name | dtype | shape | meaning | hidden cases |
+|---|---|---|---|---|
+| `x` | float32 | `(N, D)` | {todo} | {todo} |
+
+## Output
+
+{todo}: dtype, shape, and what each entry is.
+
+## Tolerance
+
+{todo}: rtol and atol, from the compute dtype and the measured spread of correct variants.
+
+## Pitfalls
+
+### {todo}: the mistake (`example_mistake`)
+
+{todo}: what it does to the numbers, on which families (the `example_family` cases), or that the cases
+cannot show it.
+
+## Grading
+
+`grade {id}` runs the practice cases (one per family); with `GRADE_SECRET` set, the hidden cases.
+"""
+
+STUB = '''\
+"""{id}: the recipe is in README.md."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def solve(x, lr):
+    """{todo}: what the learner writes, with dtypes and shapes of arguments and result."""
+    raise NotImplementedError("{id}: fill in solve")
+'''
+
+HINTS = """\
+# Hints for {id}
+
+## Hint 1
+
+{todo}: the most general hint.
+
+## Hint 2
+
+{todo}: a more specific one.
+"""
+
+SUBMISSION = '''\
+"""{what}"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+
+def solve(x, lr):
+    raise NotImplementedError("{todo}: write this file")
+'''
+
+
+def _check_id(course: Course, problem_id: str) -> None:
+    if not _ID.match(problem_id) or keyword.iskeyword(problem_id):
+        raise UsageError(f"{problem_id!r} is not a problem id: use lower case letters, digits and _")
+    if (course.problems_dir / problem_id).exists():
+        raise UsageError(f"problems/{problem_id} already exists")
+
+
+def new_problem(course: Course, problem_id: str) -> list[Path]:
+    """Writes the skeleton of problem `problem_id` and returns the files written."""
+    _check_id(course, problem_id)
+    order = max([p.order for p in course.problems(drafts=True)] + [0]) + 1
+    fields = {"id": problem_id, "todo": TODO_MARKER, "order": order}
+    folder = course.problems_dir / problem_id
+    solutions = course.solutions_dir
+    files = {
+        folder / "problem.toml": PROBLEM_TOML,
+        folder / "cases.py": CASES,
+        folder / "README.md": STATEMENT,
+        folder / "stub.py": STUB,
+        folder / "hints.md": HINTS,
+        solutions / f"{problem_id}.py": SUBMISSION.replace("{what}", "Reference for {id}."),
+        solutions / "pitfalls" / problem_id / "example_mistake.py": SUBMISSION.replace(
+            "{what}", "Pitfall example_mistake: {todo}: the one mistake this file makes."
+        ),
+    }
+    for number in range(1, 4):
+        files[solutions / "variants" / problem_id / f"variant_{number}.py"] = SUBMISSION.replace(
+            "{what}", "Variant: {todo}: how this correct solution is written differently from the others."
+        )
+    for path, template in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(template.format(**fields), encoding="utf-8")
+    return list(files)

@@ -1,0 +1,110 @@
+"""`grade check` (is a problem sound?) and `grade new` (the skeleton of a problem), for problem authors.
+
+The sound problem here is the harness toy problem (tests/harness_problem/); each mutant breaks one thing
+the check must catch."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader.cli import main
+from grader.problems import Course
+
+HARNESS_PROBLEM = Path(__file__).resolve().parent / "harness_problem"
+
+
+@pytest.fixture
+def course(toy_course: Course) -> Course:
+    shutil.copytree(HARNESS_PROBLEM, toy_course.root, dirs_exist_ok=True)
+    return toy_course
+
+
+def _rows(out: str) -> dict[str, str]:
+    """The check table's rows, by `kind name`, as printed."""
+    rows = {}
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) >= 3 and words[0] in ("files", "stub", "reference", "pitfall", "variant"):
+            rows[f"{words[0]} {words[1]}"] = line
+    return rows
+
+
+def test_a_sound_problem_checks_ok_with_its_ratios(course, capsys):
+    assert main(["check", "toy_resume"]) == 0
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    assert "[sound]" in out and "1 of 1 problems sound" in out
+    assert " ok " in rows["stub stub.py"] and " ok " in rows["reference reference"]
+    assert "inf" in rows["pitfall never_saved"] and "named 'never_saved'" in rows["pitfall never_saved"]
+    assert all(" ok " in rows[f"variant {name}"] for name in ("cumsum", "python_floats", "text_file"))
+
+
+def test_mutants_of_a_sound_problem_are_each_reported(course, capsys):
+    solutions = course.solutions_dir
+    reference = solutions / "toy_resume.py"
+    shutil.copy(reference, solutions / "pitfalls" / "toy_resume" / "restarts.py")  # a "pitfall" that is right
+    shutil.copy(
+        solutions / "pitfalls" / "toy_resume" / "never_saved.py",
+        solutions / "variants" / "toy_resume" / "cumsum.py",
+    )  # a "variant" that is wrong
+    shutil.copy(reference, course.problem("toy_resume").stub_path)  # a stub that already passes
+    assert main(["check", "toy_resume"]) == 1
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    assert "NOT SOUND: 3 shortfalls" in out
+    assert " FAIL " in rows["pitfall restarts"] and "only 0 tolerances" in rows["pitfall restarts"]
+    assert " FAIL " in rows["variant cumsum"]
+    assert " FAIL " in rows["stub stub.py"] and "not implemented" in rows["stub stub.py"]
+    assert " ok " in rows["pitfall never_saved"] and " ok " in rows["variant text_file"]
+
+
+def test_pitfalls_with_the_same_numbers_are_each_named_as_themselves(course, capsys):
+    problem = course.problem("toy_resume")
+    with (problem.directory / "problem.toml").open("a", encoding="utf-8") as toml:
+        toml.write('\n[pitfalls.starts_over]\ntitle = "Starts over"\nexplanation = "As restarts."\n')
+        toml.write('families = ["vector"]\n')
+    pitfalls = course.solutions_dir / "pitfalls" / "toy_resume"
+    shutil.copy(pitfalls / "restarts.py", pitfalls / "starts_over.py")
+    with problem.statement_path.open("a", encoding="utf-8") as statement:
+        statement.write("\nAlso `starts_over`.\n")
+    assert main(["check", "toy_resume"]) == 0  # the grader names both; which to keep is the author's call
+    rows = _rows(capsys.readouterr().out)
+    assert (
+        "named 'restarts'" in rows["pitfall restarts"]
+        and "named 'starts_over'" in rows["pitfall starts_over"]
+    )
+
+
+def test_new_writes_a_draft_that_check_calls_incomplete_not_broken(course, capsys):
+    assert main(["new", "fp16_sums"]) == 0
+    written = capsys.readouterr().out
+    for name in ("problem.toml", "cases.py", "README.md", "stub.py", "hints.md"):
+        assert f"problems/fp16_sums/{name}" in written
+    assert "solutions/fp16_sums.py" in written and "solutions/variants/fp16_sums/variant_3.py" in written
+    assert main(["check", "fp16_sums"]) == 1
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    assert "[incomplete" in out and " FAIL " not in out and "Traceback" not in out
+    assert "TODO(grade new) left in solutions/fp16_sums.py" in rows["files reference"]
+    assert " ok " in rows["stub stub.py"]  # what can run already runs
+
+
+def test_a_draft_stays_out_of_the_list_and_of_grading_all(course, capsys):
+    assert main(["new", "fp16_sums"]) == 0
+    capsys.readouterr()
+    assert main(["list"]) == 0
+    assert "fp16_sums" not in capsys.readouterr().out
+    assert main(["--all", "--format", "json"]) == 1
+    assert "fp16_sums" not in capsys.readouterr().out
+    assert main(["export", str(course.root.parent / "copy")]) == 0
+    assert not (course.root.parent / "copy" / "problems" / "fp16_sums").exists()
+
+
+@pytest.mark.parametrize("problem_id", ["toy", "Bad-Name", "import"])
+def test_new_refuses_an_existing_or_invalid_id(course, problem_id, capsys):
+    assert main(["new", problem_id]) == 2
+    assert "grade: error:" in capsys.readouterr().err
+    assert not (course.problems_dir / "Bad-Name").exists()
