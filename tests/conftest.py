@@ -48,11 +48,6 @@ def course() -> Course:
 
 
 @pytest.fixture(scope="session")
-def practice_grader() -> Grader:
-    return Grader(COURSE, secret=None, limits=Limits(timeout=300))
-
-
-@pytest.fixture(scope="session")
 def hidden_grader() -> Grader:
     return Grader(COURSE, secret=TEST_SECRET, limits=Limits(timeout=300))
 
