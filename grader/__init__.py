@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from grader.cases import SECRET_ENV
+from grader.cases import SECRET_ENV, make_cases
 from grader.grading import Grader
 from grader.isolation import Limits
 from grader.problems import find_course
@@ -40,6 +41,15 @@ def grade_function(
     return grader.grade_function(grader.course.problem(problem_id), fn)
 
 
+def practice_case(problem_id: str, number: int, *, course_root: str | Path | None = None) -> dict[str, Any]:
+    """Returns the inputs of practice case `number` (as the report numbers it, from 1), by name."""
+    problem = find_course(Path(course_root) if course_root else None).problem(problem_id)
+    cases = make_cases(problem)
+    if not 1 <= number <= len(cases):
+        raise ValueError(f"{problem_id} has practice cases 1 to {len(cases)}")
+    return dict(cases[number - 1].inputs)
+
+
 def grade_file(
     problem_id: str,
     path: str | Path,
@@ -61,4 +71,5 @@ __all__ = [
     "Status",
     "grade_file",
     "grade_function",
+    "practice_case",
 ]

@@ -63,10 +63,13 @@ def _case_result(
     limits: Limits,
 ) -> CaseResult:
     inputs = "" if hidden else describe_inputs(case)
+    seed = None if hidden else case.seed
     ran = outcome.cases.get(case.index)
     if ran is None:
         if outcome.stopped_in_case == case.index:
-            return CaseResult(case.index, case.family, Status.ERROR, message=outcome.stopped, inputs=inputs)
+            return CaseResult(
+                case.index, case.family, Status.ERROR, message=outcome.stopped, inputs=inputs, seed=seed
+            )
         reason = "an earlier case stopped the run" if outcome.stopped else "the submission did not load"
         return CaseResult(case.index, case.family, Status.NOT_RUN, message=f"not run: {reason}")
     if ran.raised:
@@ -89,6 +92,7 @@ def _case_result(
             traceback=raised.traceback,
             seconds=ran.seconds,
             inputs=inputs,
+            seed=seed,
         )
     assert ran.returned is not None and expected is not None
     comparison = compare_outputs(ran.returned, expected, problem.tolerance, problem.returns)
@@ -105,6 +109,7 @@ def _case_result(
         error_ratio=comparison.error_ratio,
         seconds=ran.seconds,
         inputs=inputs,
+        seed=seed,
     )
 
 
@@ -337,6 +342,7 @@ class Grader:
             atol=problem.tolerance.atol,
             points=problem.points,
             function=problem.function,
+            segments=problem.segments,
             detail=outcome.load_failure.detail if outcome.load_failure else "",
             stdout=outcome.stdout,
             stderr=outcome.stderr,

@@ -62,6 +62,7 @@ class Problem:
     points: float = 1.0  # what a pass is worth in a gradebook
     inputs: tuple[str, ...] = ()  # what cases.py returns, when a harness makes the calls (else parameters)
     draft: bool = False  # written by `grade new` and not finished: left out of listings and grading
+    segments: tuple[str, ...] = ()  # names of the equal parts the output concatenates (losses, scales)
 
     @property
     def statement_path(self) -> Path:
@@ -137,6 +138,7 @@ def _load_problem(directory: Path) -> Problem:
             points=float(meta.get("points", 1.0)),
             inputs=tuple(meta.get("inputs", ())),
             draft=bool(meta.get("draft", False)),
+            segments=tuple(meta.get("segments", ())),
         )
     except (OSError, KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{meta_path}: not a valid problem description ({exc})") from exc

@@ -28,6 +28,15 @@ def bytes_cut(output: str) -> str | None:
     return found.group(1) if found else None
 
 
+def entry_name(index: int, size: int, segments: tuple[str, ...]) -> str:
+    """Names entry `index` of an output of `size` entries: `scales[4]` when the output concatenates equal
+    segments (`losses`, `scales`), else its flat index."""
+    if segments and size % len(segments) == 0:
+        length = size // len(segments)
+        return f"{segments[index // length]}[{index % length}]"
+    return str(index)
+
+
 class Status(StrEnum):
     PASS = "pass"
     FAIL = "fail"
@@ -61,6 +70,7 @@ class CaseResult:
     seconds: float | None = None
     traceback: str = ""
     inputs: str = ""  # a summary of the inputs; practice cases only
+    seed: int | None = None  # the seed of the case's generator; practice cases only
 
     @property
     def label(self) -> str:
@@ -84,6 +94,8 @@ class CaseResult:
             data["traceback"] = self.traceback
         if self.inputs:
             data["inputs"] = self.inputs
+        if self.seed is not None:
+            data["seed"] = self.seed
         return data
 
 
@@ -107,6 +119,7 @@ class ProblemResult:
     seconds: float = 0.0
     points: float = 1.0  # the problem's worth; a pass scores all of it, anything else nothing
     function: str = ""  # the function the statement asks for
+    segments: tuple[str, ...] = ()  # the named parts of the output, in order (problem.toml `segments`)
 
     @property
     def passed(self) -> bool:
@@ -126,6 +139,7 @@ class ProblemResult:
             "pitfall": self.pitfall.to_dict() if self.pitfall else None,
             "also_matches": [pitfall.to_dict() for pitfall in self.also_matches],
             "tolerance": {"rtol": self.rtol, "atol": self.atol},
+            "segments": list(self.segments),
             "cases": [case.to_dict() for case in self.cases],
             "detail": self.detail,
             "stdout": self.stdout,

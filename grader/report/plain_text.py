@@ -6,7 +6,7 @@ import textwrap
 
 import numpy as np
 
-from grader.results import CaseResult, GradeReport, ProblemResult, Status, bytes_cut
+from grader.results import CaseResult, GradeReport, ProblemResult, Status, bytes_cut, entry_name
 
 _COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31", Status.NOT_RUN: "33"}
 _WORDS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.NOT_RUN: "SKIP"}
@@ -24,30 +24,43 @@ def _number(value: float) -> str:
     return f"{value:.7g}"
 
 
-def _entries(case: CaseResult, rtol: float, atol: float) -> list[str]:
-    """Returns a small table of the entries that matter: all of a short output, else the worst ones."""
+def _ratios(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Each entry's error divided by the allowed error: inf where the non-finite pattern differs."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        error = np.where(np.isfinite(expected) & np.isfinite(got), np.abs(got - expected), np.inf)
+        error = np.where(np.isnan(expected) & np.isnan(got), 0.0, error)
+        error = np.where(np.isinf(expected) & (got == expected), 0.0, error)
+        allowed = atol + rtol * np.abs(np.nan_to_num(expected, posinf=0.0, neginf=0.0))
+        return np.where(error == 0, 0.0, error / allowed)
+
+
+def _entries(case: CaseResult, result: ProblemResult) -> list[str]:
+    """Returns a small table of the entries that matter: all of a short output, else the first entries
+    outside the tolerance and the worst ones, each marked inside or outside."""
     expected = np.asarray(case.expected, dtype=np.float64).reshape(-1)
     got = np.asarray(case.got, dtype=np.float64).reshape(-1) if case.got is not None else None
     if got is None or got.shape != expected.shape:
         shown = np.array2string(expected, precision=7, threshold=MAX_ENTRIES_SHOWN)
         return [f"{INDENT}expected {shown}"]
+    ratios = _ratios(expected, got, result.rtol, result.atol)
+    outside = np.flatnonzero(ratios > 1)
+    note = ""
     if expected.size <= MAX_ENTRIES_SHOWN:
         picked = list(range(expected.size))
-        note = ""
     else:
-        with np.errstate(invalid="ignore"):
-            error = np.where(np.isfinite(expected) & np.isfinite(got), np.abs(got - expected), np.inf)
-            error = np.where(np.isnan(expected) & np.isnan(got), 0.0, error)
-            error = np.where(np.isinf(expected) & (got == expected), 0.0, error)
         half = MAX_ENTRIES_SHOWN // 2
-        outside = error > atol + rtol * np.abs(np.nan_to_num(expected))
-        first = np.flatnonzero(outside)[:half].tolist()  # where the output first goes wrong
-        worst = np.argsort(-error, kind="stable")[:half].tolist()
-        picked = sorted(set(first + worst))
-        shown = f"{len(picked)} of {expected.size}"
-        note = f"{INDENT}({shown} entries shown: the first outside the tolerance, and the worst)"
-    lines = [f"{INDENT}{'entry':>6}  {'expected':>15}  {'got':>15}"]
-    lines += [f"{INDENT}{i:>6}  {_number(expected[i]):>15}  {_number(got[i]):>15}" for i in picked]
+        worst = outside[np.argsort(-ratios[outside], kind="stable")][:half]
+        picked = sorted(set(outside[:half].tolist()) | set(worst.tolist()))
+        note = (
+            f"{INDENT}({len(picked)} of the {outside.size} entries outside the tolerance shown, of "
+            f"{expected.size}: the first ones, and the worst)"
+        )
+    names = [entry_name(i, expected.size, result.segments) for i in picked]
+    width = max(6, *(len(name) for name in names))
+    lines = [f"{INDENT}{'entry':>{width}}  {'expected':>15}  {'got':>15}"]
+    for name, i in zip(names, picked, strict=True):
+        mark = "outside" if ratios[i] > 1 else "inside"
+        lines.append(f"{INDENT}{name:>{width}}  {_number(expected[i]):>15}  {_number(got[i]):>15}  {mark}")
     if note:
         lines.append(note)
     return lines
@@ -68,7 +81,7 @@ def _case_lines(case: CaseResult, result: ProblemResult, color: bool, seen_error
     else:
         lines = [f"{head}  {case.message}"]
         if case.expected is not None:
-            lines += _entries(case, result.rtol, result.atol)
+            lines += _entries(case, result)
         if case.max_abs_err is not None:
             lines.append(
                 f"{INDENT}max abs error {case.max_abs_err:.3g}, max rel error {case.max_rel_err:.3g}; "
@@ -77,6 +90,12 @@ def _case_lines(case: CaseResult, result: ProblemResult, color: bool, seen_error
             )
     if case.inputs:
         lines.append(f"{INDENT}inputs: {case.inputs}")
+    if case.seed is not None and case.status is not Status.NOT_RUN:
+        number = case.index + 1
+        lines.append(
+            f"{INDENT}seed {case.seed}; rebuild the inputs with: "
+            f"from grader import practice_case; inputs = practice_case({result.problem!r}, {number})"
+        )
     return lines
 
 
