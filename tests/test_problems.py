@@ -15,8 +15,15 @@ from grader.results import Status
 
 
 @pytest.fixture(scope="session")
-def checks():
-    checked = {check.problem.id: check for check in check_problems(COURSE, PROBLEMS, DEFAULT_SECRETS)}
+def checks(request):
+    """The check of every problem that a selected test of this module needs (all of them in a full run)."""
+    wanted = {
+        item.callspec.params["problem"].id
+        for item in request.session.items
+        if item.module.__name__ == __name__  # every test here is parametrised over problems
+    }
+    problems = [problem for problem in PROBLEMS if problem.id in wanted]
+    checked = {check.problem.id: check for check in check_problems(COURSE, problems, DEFAULT_SECRETS)}
     for check in checked.values():
         print("\n" + check.render(families=True))
     return checked
