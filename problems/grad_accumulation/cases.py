@@ -1,0 +1,156 @@
+"""Public case generator for grad_accumulation (numpy only: the secret is the seed, not this code).
+
+Every case is a linear least-squares task cut into M = 24 micro-batches of B = 16 rows and D = 8 features,
+`y = x @ w_target + noise`, trained from `w = w_target + offset`. The features lie on the fp16 grid (the cast
+to fp16 is exact), the learning rate is a power of two near a quarter of 1 / curvature, the momentum is 0.5,
+and the loss scale and K are powers of two, so every division by K, by S and by K * S is exact.
+
+Families:
+- unclipped: features of size 1, weights of size 2**-8, S = 2**16..2**18; max_norm = 1 is never reached.
+- overflowing_sum: feature 0 is a constant 1 and the initial weights are off in that coordinate, so that
+  every micro-batch of the first accumulation window puts about 1.4 * 65536 / K into coordinate 0 of its
+  scaled gradient, with the same sign: each fits fp16, their sum (about 92000) does not.
+- opposing_micro_batches: K = 2, and the two micro-batches of a window share their features while their
+  targets sit on opposite sides of a common fit (y = x @ (w_target +- d) + noise): each micro-batch's
+  gradient is about 2 |d|, five to fifteen times max_norm, while their mean, about 2 |offset|, stays below it.
+- clipped: the initial weights are far from the fit and max_norm is 0.3 times the first gradient norm, so
+  the first steps are clipped; S is small (2**8..2**10).
+- tiny_gradients: features of size 2**-10, so the unscaled gradients (about 2**-23) lie in fp16's subnormal
+  range; a learning rate of 2**16 or 2**17 makes them count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+NUM_MICRO_BATCHES = 24
+ROWS = 64
+FEATURES = 8
+
+
+def _fp16_grid(values: np.ndarray) -> np.ndarray:
+    """Rounds to the nearest fp16 value and returns float32."""
+    return np.asarray(values, np.float64).astype(np.float16).astype(np.float32)
+
+
+def _power_of_two(value: float) -> float:
+    return float(2.0 ** np.round(np.log2(value)))
+
+
+def _regression(
+    rng: np.random.Generator,
+    *,
+    feature_size: float,
+    weight_size: float,
+    offset: np.ndarray,
+    noise: float = 1.0,
+    opposite: np.ndarray | None = None,
+    constant_feature: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Returns x (M, B, D), y (M, B) and the initial w (D,), all float32.
+
+    y = x @ (w_target + opposite[m]) + noise, w = w_target + offset. With `opposite`, micro-batch 2j + 1
+    repeats the features of micro-batch 2j. With `constant_feature`, feature 0 is 1 in every row.
+    """
+    shape = (NUM_MICRO_BATCHES, ROWS, FEATURES)
+    x = rng.standard_normal(shape) * feature_size
+    if opposite is not None:
+        x[1::2] = x[0::2]
+    if constant_feature:
+        x[:, :, 0] = 1.0
+    x = _fp16_grid(x)
+    w_target = weight_size * rng.standard_normal(FEATURES)
+    fits = np.broadcast_to(w_target, (NUM_MICRO_BATCHES, FEATURES))
+    if opposite is not None:
+        fits = fits + opposite
+    y = np.einsum("mbd,md->mb", x.astype(np.float64), fits)
+    y = y + noise * weight_size * feature_size * rng.standard_normal((NUM_MICRO_BATCHES, ROWS))
+    return x, y.astype(np.float32), (w_target + offset).astype(np.float32)
+
+
+def _learning_rate(rng: np.random.Generator, feature_size: float) -> float:
+    """A power of two near 0.15..0.3 / curvature, the curvature of the mean squared error being 2 |x|^2."""
+    return _power_of_two(rng.uniform(0.15, 0.3) / (2.0 * feature_size**2))
+
+
+def _scale(rng: np.random.Generator, low: int, high: int) -> float:
+    return float(2 ** int(rng.integers(low, high + 1)))
+
+
+def _case(x, y, w, lr, loss_scale, max_norm, accum_steps) -> dict[str, object]:
+    return {
+        "x": x,
+        "y": y,
+        "w": w,
+        "lr": lr,
+        "momentum": 0.5,
+        "loss_scale": loss_scale,
+        "max_norm": max_norm,
+        "accum_steps": accum_steps,
+    }
+
+
+def unclipped(rng: np.random.Generator) -> dict[str, object]:
+    """Ordinary data, clipping never active: the plain recipe, K = 2 or 4."""
+    size = 2.0**-8
+    x, y, w = _regression(
+        rng, feature_size=1.0, weight_size=size, offset=size * rng.standard_normal(FEATURES)
+    )
+    k = int(rng.choice([2, 4]))
+    return _case(x, y, w, _learning_rate(rng, 1.0), _scale(rng, 16, 18), 1.0, k)
+
+
+def overflowing_sum(rng: np.random.Generator) -> dict[str, object]:
+    """The first window's scaled gradients each fit fp16 in coordinate 0, their sum overflows it."""
+    k = int(rng.choice([2, 4]))
+    loss_scale = _scale(rng, 16, 18)
+    # Coordinate 0 of a micro-batch's scaled gradient is 2 * S * mean(residual), about 2 * S * offset[0].
+    per_micro_batch = 1.4 * 65536.0 / k * rng.uniform(0.93, 1.07)
+    offset0 = per_micro_batch / (2.0 * loss_scale)
+    offset = 0.25 * offset0 / np.sqrt(FEATURES) * rng.standard_normal(FEATURES)
+    offset[0] = offset0 * rng.choice([-1.0, 1.0])
+    x, y, w = _regression(rng, feature_size=1.0, weight_size=2.0**-8, offset=offset, constant_feature=True)
+    return _case(x, y, w, _learning_rate(rng, 1.0), loss_scale, 4.0, k)
+
+
+def opposing_micro_batches(rng: np.random.Generator) -> dict[str, object]:
+    """Paired micro-batches pull in opposite directions: each is clipped alone, their mean is not."""
+    size = 2.0**-8
+    half = size * rng.standard_normal((NUM_MICRO_BATCHES // 2, FEATURES))
+    opposite = np.repeat(half, 2, axis=0)
+    opposite[1::2] *= -1.0
+    offset = size / 5.0 * rng.standard_normal(FEATURES)
+    x, y, w = _regression(
+        rng, feature_size=1.0, weight_size=size, offset=offset, noise=0.1, opposite=opposite
+    )
+    max_norm = float(f"{1.5 * 2.0 * np.linalg.norm(offset):.2g}")
+    return _case(x, y, w, _learning_rate(rng, 1.0), _scale(rng, 16, 18), max_norm, 2)
+
+
+def clipped(rng: np.random.Generator) -> dict[str, object]:
+    """Far from the fit with a small max_norm: the first steps are clipped. Small loss scale."""
+    size = 2.0**-8
+    offset = 4.0 * size * rng.standard_normal(FEATURES)
+    x, y, w = _regression(rng, feature_size=1.0, weight_size=size, offset=offset)
+    max_norm = float(f"{0.3 * 2.0 * np.linalg.norm(offset):.2g}")
+    k = int(rng.choice([2, 4]))
+    return _case(x, y, w, _learning_rate(rng, 1.0), _scale(rng, 8, 10), max_norm, k)
+
+
+def tiny_gradients(rng: np.random.Generator) -> dict[str, object]:
+    """Features of size 2**-10: the unscaled gradients are fp16 subnormals (about 2**-23)."""
+    feature_size, size = 2.0**-10, 2.0**-6
+    x, y, w = _regression(
+        rng, feature_size=feature_size, weight_size=size, offset=size * rng.standard_normal(FEATURES)
+    )
+    k = int(rng.choice([2, 4]))
+    return _case(x, y, w, _learning_rate(rng, feature_size), _scale(rng, 18, 20), 1e-3, k)
+
+
+FAMILIES = {
+    "unclipped": unclipped,
+    "overflowing_sum": overflowing_sum,
+    "opposing_micro_batches": opposing_micro_batches,
+    "clipped": clipped,
+    "tiny_gradients": tiny_gradients,
+}
