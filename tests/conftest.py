@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading import Grader
-from grader.isolation import CACHE_ENV, Limits
+from grader.isolation import CACHE_ENV
 from grader.problems import Course
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,11 +44,6 @@ def cache_folder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def course() -> Course:
     return COURSE
-
-
-@pytest.fixture(scope="session")
-def hidden_grader() -> Grader:
-    return Grader(COURSE, secret=TEST_SECRET, limits=Limits(timeout=300))
 
 
 @pytest.fixture
