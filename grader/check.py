@@ -18,7 +18,7 @@ from pathlib import Path
 
 from grader.cases import load_families
 from grader.diagnose import diagnose
-from grader.discrimination import Row, Table, discrimination_tables, table_files
+from grader.discrimination import Row, Table, case_blocks, discrimination_tables, table_files
 from grader.grading import Grader
 from grader.hints import load_hints
 from grader.isolation import Limits
@@ -227,30 +227,26 @@ def _named(problem: Problem, table: Table, row: Row, indices: list[int]) -> set[
     return named
 
 
-def _pitfall_finding(problem: Problem, table: Table, row: Row, secrets: Sequence[str]) -> Finding:
+def _pitfall_finding(problem: Problem, table: Table, row: Row, blocks: dict[str, list[int]]) -> Finding:
     if not row.families:
         return Finding("pitfall", row.name, Verdict.OK, "declared unseen: no family can show it")
     if row.failure:
         return Finding("pitfall", row.name, Verdict.FAIL, f"no outputs: {row.failure.splitlines()[0]}")
     worst = row.worst(table.cases)
     own = pitfall_name(row.name)
-    per_secret = len(table.cases) // len(secrets)
-    unnamed = []
-    for number, secret in enumerate(secrets):
-        indices = [case.index for case in table.cases[number * per_secret : (number + 1) * per_secret]]
-        caught = max(row.ratios[i] for i in indices) > 1
-        if not caught or own not in _named(problem, table, row, indices):
-            unnamed.append(secret)
-    problems = []
+    missed = [
+        block
+        for block, indices in blocks.items()
+        if max(row.ratios[i] for i in indices) <= 1 or own not in _named(problem, table, row, indices)
+    ]
+    shortfalls = []
     if worst < PITFALL_AIM:
-        problems.append(f"only {worst:.3g} tolerances away on its families")
-    if unnamed:
-        problems.append(
-            f"not failed and named {own!r} on the hidden cases of {', '.join(map(repr, unnamed))}"
-        )
-    if problems:
-        return Finding("pitfall", row.name, Verdict.FAIL, "; ".join(problems), worst)
-    detail = f"fails and is named {own!r} on all {len(secrets)} secrets"
+        shortfalls.append(f"only {worst:.3g} tolerances away on its families")
+    if missed:
+        shortfalls.append(f"not failed and named {own!r} on the cases of {', '.join(missed)}")
+    if shortfalls:
+        return Finding("pitfall", row.name, Verdict.FAIL, "; ".join(shortfalls), worst)
+    detail = f"fails and is named {own!r} in practice and on all {len(blocks) - 1} secrets"
     return Finding("pitfall", row.name, Verdict.OK, detail, worst)
 
 
@@ -291,14 +287,19 @@ def check_problems(
     hidden = _grade(Grader(course, secret=secrets[0], limits=limits), references)
     for problem, passed, hidden_passed in zip(with_reference, practice, hidden, strict=True):
         findings[problem.id].append(_reference_finding(passed, hidden_passed, secrets[0]))
-    tables = discrimination_tables(with_reference, {p.id: ready[p.id] for p in with_reference}, secrets)
+    measured = [None, *secrets]  # the practice cases too: a learner must meet every mistake named there
+    tables = discrimination_tables(with_reference, {p.id: ready[p.id] for p in with_reference}, measured)
     checks = []
     for problem in problems:
         table = tables.get(problem.id)
         if table is not None and not table.reference_failure:
             for row in table.rows:
                 if row.kind == "pitfall":
-                    findings[problem.id].append(_pitfall_finding(problem, table, row, secrets))
+                    blocks = {
+                        name: [case.index for case in block]
+                        for name, block in case_blocks(problem, measured).items()
+                    }
+                    findings[problem.id].append(_pitfall_finding(problem, table, row, blocks))
                 else:
                     findings[problem.id].append(_variant_finding(table, row))
         checks.append(ProblemCheck(problem, findings[problem.id], table))

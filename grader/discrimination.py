@@ -71,7 +71,7 @@ class Table:
             return f"{self.problem.id}: no table: {self.reference_failure}"
         families = list(dict.fromkeys(case.family for case in self.cases))
         width = max(len(row.name) for row in self.rows) if self.rows else 10
-        head = f"{self.problem.id}: error / tolerance over {len(self.cases)} hidden cases"
+        head = f"{self.problem.id}: error / tolerance over {len(self.cases)} cases"
         lines = [head, f"  {'':8} {'':{width}}  {'aim':>7}  {'worst':>9}  " + "  ".join(families)]
         for row in self.rows:
             per_family = []
@@ -92,13 +92,23 @@ class Table:
         return "\n".join(lines)
 
 
-def hidden_cases(problem: Problem, secrets: Sequence[str]) -> list[Case]:
-    """Returns the hidden cases of each secret, renumbered into one list."""
-    cases: list[Case] = []
+def hidden_cases(problem: Problem, secrets: Sequence[str | None]) -> list[Case]:
+    """Returns the hidden cases of each secret (the practice cases for None), renumbered into one list."""
+    return [case for block in case_blocks(problem, secrets).values() for case in block]
+
+
+def case_blocks(problem: Problem, secrets: Sequence[str | None]) -> dict[str, list[Case]]:
+    """Returns the cases of each secret, keyed "practice" or by the secret's repr, numbered one after
+    another across the blocks."""
+    blocks: dict[str, list[Case]] = {}
+    count = 0
     for secret in secrets:
+        block = []
         for case in make_cases(problem, secret=secret):
-            cases.append(Case(index=len(cases), family=case.family, seed=case.seed, inputs=case.inputs))
-    return cases
+            block.append(Case(index=count, family=case.family, seed=case.seed, inputs=case.inputs))
+            count += 1
+        blocks["practice" if secret is None else repr(secret)] = block
+    return blocks
 
 
 def table_files(course: Course, problem: Problem) -> dict[str, Path]:
@@ -110,10 +120,11 @@ def table_files(course: Course, problem: Problem) -> dict[str, Path]:
 
 
 def discrimination_tables(
-    problems: Sequence[Problem], files: dict[str, dict[str, Path]], secrets: Sequence[str]
+    problems: Sequence[Problem], files: dict[str, dict[str, Path]], secrets: Sequence[str | None]
 ) -> dict[str, Table]:
     """Runs each problem's files (`files[problem.id]`, labelled as `table_files` does) on the hidden cases
-    of the given secrets, every problem in the same two children, and returns each problem's table."""
+    of the given secrets (None: the practice cases), every problem in the same two children, and returns
+    each problem's table."""
     cases = {problem.id: hidden_cases(problem, secrets) for problem in problems}
     # Two children, each with every other file of every problem, so both cores work.
     requests: list[list[TrustedRequest]] = [[] for _ in range(CHILDREN)]
