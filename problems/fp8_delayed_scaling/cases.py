@@ -3,7 +3,7 @@
 Every case trains the same shapes: T = 12 steps, batches of B = 16 rows, D_IN = 8 features, D_OUT = 4
 outputs, so B * D_OUT = 64 is a power of two and 2 / 64 is exact. The features are continuous random
 fp32 values whose standard deviation is 2**-4.5 to 2**-2.5, so the amaxes sit far below the fp8 ranges
-and the scales after step 0 are far from 1 (s_x * s_w at least 2**5, s_x * s_g at least 2**18, measured).
+and the scales after step 0 are far from 1 (s_x * s_w at least 2**5, s_x * s_g at least 2**17, measured).
 
 - `steady`: batches of one size throughout, margin 0.
 - `activation_spike`: at one step t0 (3 to 5) a single feature of a single row is 2**6 to 2**7 times
@@ -19,9 +19,21 @@ and the scales after step 0 are far from 1 (s_x * s_w at least 2**5, s_x * s_g a
 - `activation_drop`: from step t1 (4 to 6) on, every feature (and so every target) is 2**4 to 2**6
   times smaller. The history keeps the large amaxes for history_len more steps, so the delayed scale
   stays low for exactly that long, while a scale from the current amax jumps at once.
+- `scale_boundaries`: step 0 (all scales 1) is designed so that its forward pass is exact in fp32 and
+  its residuals, fixed by the targets, are zero but in three entries. The update takes the largest
+  weight from 1.625 to 1.75 + 2**-13, just past 448 / 2**8 (fp16 or bf16 master weights, a bf16 dW
+  and the amax of the e4m3 copy all give 1.75, and s_w of step 2 twice as large); the largest feature
+  is 56 * (1 + 2**-8) and the largest gradient 1.75 * 2**jg * (1 + 2**-8), just past boundaries of s_x
+  and s_g that the amax of an fp8 copy (56, 1.75 * 2**jg) lands on; and eight rows predict values with
+  more than bf16's 8 significant bits, with targets equal to them (a bf16 forward product leaves a
+  residual where the recipe has none).
+- `subnormal_gradients`: targets so small that every gradient of step 0, whose s_g is 1, lies below
+  2**-15.4, in e5m2's subnormal range (steps of 2**-16): e5m2 rounds most of them to 0 or +-2**-16, where
+  float8_e5m2fnuz (steps of 2**-17) or no quantisation keeps more, and the first update differs.
 
-In every family but `steady` the margin is 1 or 2. history_len is 2, 3 or 4. The learning rate is a
-power of two, so lr * dW is exact and fused multiply-adds cannot change the weights.
+The margin is 0 in `steady`, 0 to 2 in `scale_boundaries` and 1 or 2 elsewhere. history_len is 2, 3 or
+4. The learning rate is a power of two, so lr * dW is exact and fused multiply-adds cannot change the
+weights.
 """
 
 from __future__ import annotations
@@ -48,6 +60,11 @@ def _learning_rate(rng: np.random.Generator, x: np.ndarray) -> float:
     """A power of two near 0.3..0.6 over the largest curvature of the per-step MSE (2/64 * x_t^T x_t)."""
     curvature = max(float(np.linalg.eigvalsh(2.0 / (B * D_OUT) * xt.T @ xt).max()) for xt in x)
     return float(2.0 ** np.round(np.log2(rng.uniform(0.3, 0.6) / curvature)))
+
+
+def _signs(rng: np.random.Generator, size: int | None = None):
+    """Random signs, +-1.0."""
+    return rng.choice([-1.0, 1.0], size=size)
 
 
 def _case(
@@ -100,9 +117,86 @@ def activation_drop(rng: np.random.Generator) -> dict[str, object]:
     return _case(rng, data, data["x"], margin=int(rng.integers(1, 3)))
 
 
+def scale_boundaries(rng: np.random.Generator) -> dict[str, object]:
+    """A designed step 0 that leaves the amaxes of x and g (step 0) and of W (step 1) just above the
+    boundaries where a scale halves, by less than fp8, fp16 or bf16 can resolve."""
+    sigma = 2.0 ** rng.uniform(-4.5, -2.5)
+    x = rng.normal(scale=sigma, size=(T, B, D_IN))
+    i, i4, j1, j2 = (int(f) for f in rng.permutation(D_IN)[:4])
+    o, o3 = (int(c) for c in rng.integers(D_OUT, size=2))
+    sign = float(rng.choice([-1.0, 1.0]))
+    # Weights on e4m3's grid (4 significant bits, exact in fp16 and bf16), all below 1.5 in magnitude but
+    # w[i, o] = +-1.625; row j1 between 0.5 and 1.5, row j2 all +-1.
+    w = rng.normal(scale=0.6, size=(D_IN, D_OUT))
+    w[j1] = rng.uniform(0.5, 1.5, size=D_OUT) * _signs(rng, D_OUT)
+    mag = np.clip(np.abs(w), 2.0**-4, 1.5)
+    binade = 2.0 ** np.floor(np.log2(mag))
+    w = np.sign(w) * np.minimum(np.round(mag / binade * 8.0) / 8.0 * binade, 1.5)
+    w[j2] = _signs(rng, D_OUT)
+    w[i, o] = sign * 1.625
+    w_true = w.copy()  # w[i, o] is pushed past 1.75 at step 0, then trained back towards 1.625
+    y = x @ w_true
+    y += rng.normal(scale=0.02 * float(np.sqrt(np.mean(y[1:] ** 2))), size=y.shape)
+    lr = _learning_rate(rng, x[1:])
+    log_lr = int(np.log2(lr))
+
+    # Step 0 (every scale 1): x0 and the weights are exact in e4m3 and every product of the forward pass is
+    # exact in fp32, so y0 = pred0 - 32 * g0 gives the step-0 gradient g0 exactly; it is zero but in rows b1,
+    # b2 (output o) and b3 (output o3).
+    x0, g0 = np.zeros((B, D_IN)), np.zeros((B, D_OUT))
+    b1, b2, b3, b4, *rest = (int(r) for r in rng.permutation(B))
+    jg = int(rng.integers(-10, -8))
+    # dW0[i, o] = -sign * (2**-3 + 2**-13) / lr: w[i, o] moves from 1.625 to 1.75 + 2**-13.
+    x0[b1, i] = _signs(rng) * 2.0 ** (-3 - log_lr - jg)
+    g0[b1, o] = -sign * 2.0**-3 / lr / x0[b1, i]  # +-2**jg
+    x0[b2, i] = _signs(rng) * 2.0**-log_lr
+    g0[b2, o] = -sign * 2.0**-13 / lr / x0[b2, i]  # +-2**-13
+    # The largest |g0| is 1.75 * 2**jg * (1 + 2**-8), in a row of zero features (it does not reach dW0).
+    g0[b3, o3] = _signs(rng) * 1.75 * 2.0**jg * (1.0 + 2.0**-8)
+    # The largest |x0| is 56 * (1 + 2**-8); its row's targets are its product with w, so its g0 is zero.
+    x0[b4, i4] = _signs(rng) * 56.0 * (1.0 + 2.0**-8)
+    x8 = x0.copy()
+    x8[b4, i4] = np.sign(x0[b4, i4]) * 56.0  # what e4m3 keeps of it
+    # Eight rows whose predictions 32 * w[j1] +- 2**-7 * w[j2] need more than bf16's 8 significant bits.
+    for b in rest[:8]:
+        x0[b, j1] = _signs(rng) * 32.0
+        x0[b, j2] = _signs(rng) * 2.0**-7
+        x8[b] = x0[b]
+    x[0], y[0] = x0, x8 @ w - 32.0 * g0
+    return {
+        "x": x.astype(np.float32),
+        "y": y.astype(np.float32),
+        "w": w.astype(np.float32),
+        "lr": lr,
+        "history_len": int(rng.integers(2, 5)),
+        "margin": int(rng.integers(0, 3)),
+    }
+
+
+def subnormal_gradients(rng: np.random.Generator) -> dict[str, object]:
+    """Targets so small that the step-0 gradients (s_g = 1) lie in e5m2's subnormal range."""
+    data = _regression(rng)
+    x = data["x"]
+    w_true = rng.normal(size=(D_IN, D_OUT))
+    w_true *= 2.0 ** rng.uniform(-11.0, -10.5) / np.abs(x[0] @ w_true).max()
+    y = x @ w_true
+    y += rng.normal(scale=0.02 * float(np.sqrt(np.mean(y**2))), size=y.shape)
+    w = 0.3 * w_true + rng.normal(scale=0.05 * float(np.sqrt(np.mean(w_true**2))), size=w_true.shape)
+    return {
+        "x": x.astype(np.float32),
+        "y": y.astype(np.float32),
+        "w": w.astype(np.float32),
+        "lr": _learning_rate(rng, x),
+        "history_len": int(rng.integers(2, 5)),
+        "margin": int(rng.integers(1, 3)),
+    }
+
+
 FAMILIES = {
     "steady": steady,
     "activation_spike": activation_spike,
     "gradient_spike": gradient_spike,
     "activation_drop": activation_drop,
+    "scale_boundaries": scale_boundaries,
+    "subnormal_gradients": subnormal_gradients,
 }

@@ -18,15 +18,16 @@ def train_fp8_delayed_scaling(
         w: float32 (D_in, D_out): the initial fp32 master weights.
         lr: SGD learning rate (W = W - lr * dW, in fp32).
         history_len: H, the number of earlier amaxes each history keeps.
-        margin: the scales are divided by 2 ** margin.
+        margin: the scales computed from a nonzero history are divided by 2 ** margin (the step-0
+            scale 1 is not).
 
     Returns:
         float32 (4 * T,): losses[t] for every step, then s_x[t], then s_w[t], then s_g[t] (the scales
         step t used).
     """
-    # TODO 1: W in float32; three float32 histories of length history_len (x, W, g), all zeros.
-    # TODO 2: a scale from a history: amax = max(history); 1.0 if amax == 0, else
-    #         2 ** (floor(log2(fp8_max / amax)) - margin), an exact power of two.
+    # TODO 1: W in float32 (and kept so); three float32 histories of length history_len (x, W, g), all zeros.
+    # TODO 2: a scale from a history: amax = max(history); 1.0 if amax == 0 (no margin there), else
+    #         2 ** (floor(log2(fp8_max / amax)) - margin), an exact power of two (not jnp.exp2).
     # TODO 3: quantise: clip(v * s, -fp8_max, fp8_max), then cast (float8_e4m3fn: 448, float8_e5m2: 57344).
     # TODO 4: each step: the three scales from the histories as they are; x8, w8 in e4m3; pred = (x8 @ w8
     #         accumulated in float32) / (s_x * s_w); loss = mean((pred - y[t]) ** 2).

@@ -1,0 +1,63 @@
+"""Pitfall bf16_master_copy: the master weights are kept in bfloat16 instead of float32.
+
+bf16 keeps 8 significant bits (spacing 2**-7 between 1 and 2): every update is rounded when it is added
+and small updates are lost. In `scale_boundaries` the step-0 update takes the largest weight to
+1.75 + 2**-13 in fp32, just past 448 / 2**8, but to exactly 1.75 in bf16: s_w of step 2 stays twice as
+large.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+E4M3, E5M2 = jnp.float8_e4m3fn, jnp.float8_e5m2
+E4M3_MAX, E5M2_MAX = 448.0, 57344.0
+
+
+def scale_from(history, fp8_max, margin):
+    amax = jnp.max(history)
+    k = jnp.floor(jnp.log2(fp8_max / amax))
+    return jnp.where(amax > 0, 2.0 ** (k - margin), 1.0)
+
+
+def quantise(v, scale, dtype, fp8_max):
+    return jnp.clip(v * scale, -fp8_max, fp8_max).astype(dtype)
+
+
+def push(history, amax):
+    return jnp.roll(history, 1).at[0].set(amax)
+
+
+@jax.jit
+def step(w, hx, hw, hg, xt, yt, lr, margin):
+    s_x = scale_from(hx, E4M3_MAX, margin)
+    s_w = scale_from(hw, E4M3_MAX, margin)
+    s_g = scale_from(hg, E5M2_MAX, margin)
+    x8 = quantise(xt, s_x, E4M3, E4M3_MAX)
+    w8 = quantise(w, s_w, E4M3, E4M3_MAX)
+    pred = jnp.dot(x8, w8, preferred_element_type=jnp.float32) / (s_x * s_w)
+    r = pred - yt
+    loss = jnp.mean(r**2)
+    g = 2.0 * r / r.size
+    g8 = quantise(g, s_g, E5M2, E5M2_MAX)
+    dw = jnp.dot(x8.T, g8, preferred_element_type=jnp.float32) / (s_x * s_g)
+    hx = push(hx, jnp.max(jnp.abs(xt)))
+    hw = push(hw, jnp.max(jnp.abs(w)))
+    hg = push(hg, jnp.max(jnp.abs(g)))
+    return (w - lr * dw).astype(jnp.bfloat16), hx, hw, hg, loss, jnp.stack([s_x, s_w, s_g])
+
+
+def train_fp8_delayed_scaling(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, lr: float, history_len: int, margin: int
+) -> jax.Array:
+    """Same signature as the reference; returns float32 (4 * T,)."""
+    w = jnp.asarray(w, jnp.bfloat16)  # the master copy in bf16
+    hx = hw = hg = jnp.zeros((history_len,), jnp.float32)
+    losses, scales = [], []
+    for xt, yt in zip(jnp.asarray(x), jnp.asarray(y), strict=True):
+        w, hx, hw, hg, loss, s = step(w, hx, hw, hg, xt, yt, jnp.float32(lr), jnp.int32(margin))
+        losses.append(loss)
+        scales.append(s)
+    return jnp.concatenate([jnp.stack(losses), jnp.stack(scales).T.reshape(-1)]).astype(jnp.float32)

@@ -1,0 +1,62 @@
+"""Pitfall gradient_not_quantised: the weight gradient uses the float32 output gradient g instead of its
+e5m2 copy g8: dW = (x8^T @ g) / s_x. s_g is still computed and returned, but nothing is quantised with it.
+
+Every entry of g keeps its fp32 value where the recipe rounds it to 2 mantissa bits (up to 1/8 relative),
+and at step 0, where s_g = 1, the gradients of `subnormal_gradients` lie in e5m2's subnormal range, where
+e5m2 keeps only multiples of 2**-16: the first update is far from the recipe's.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+E4M3, E5M2 = jnp.float8_e4m3fn, jnp.float8_e5m2
+E4M3_MAX, E5M2_MAX = 448.0, 57344.0
+
+
+def scale_from(history, fp8_max, margin):
+    amax = jnp.max(history)
+    k = jnp.floor(jnp.log2(fp8_max / amax))
+    return jnp.where(amax > 0, 2.0 ** (k - margin), 1.0)
+
+
+def quantise(v, scale, dtype, fp8_max):
+    return jnp.clip(v * scale, -fp8_max, fp8_max).astype(dtype)
+
+
+def push(history, amax):
+    return jnp.roll(history, 1).at[0].set(amax)
+
+
+@jax.jit
+def step(w, hx, hw, hg, xt, yt, lr, margin):
+    s_x = scale_from(hx, E4M3_MAX, margin)
+    s_w = scale_from(hw, E4M3_MAX, margin)
+    s_g = scale_from(hg, E5M2_MAX, margin)
+    x8 = quantise(xt, s_x, E4M3, E4M3_MAX)
+    w8 = quantise(w, s_w, E4M3, E4M3_MAX)
+    pred = jnp.dot(x8, w8, preferred_element_type=jnp.float32) / (s_x * s_w)
+    r = pred - yt
+    loss = jnp.mean(r**2)
+    g = 2.0 * r / r.size
+    dw = jnp.dot(x8.astype(jnp.float32).T, g) / s_x  # fp32 g, never quantised
+    hx = push(hx, jnp.max(jnp.abs(xt)))
+    hw = push(hw, jnp.max(jnp.abs(w)))
+    hg = push(hg, jnp.max(jnp.abs(g)))
+    return w - lr * dw, hx, hw, hg, loss, jnp.stack([s_x, s_w, s_g])
+
+
+def train_fp8_delayed_scaling(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, lr: float, history_len: int, margin: int
+) -> jax.Array:
+    """Same signature as the reference; returns float32 (4 * T,)."""
+    w = jnp.asarray(w, jnp.float32)
+    hx = hw = hg = jnp.zeros((history_len,), jnp.float32)
+    losses, scales = [], []
+    for xt, yt in zip(jnp.asarray(x), jnp.asarray(y), strict=True):
+        w, hx, hw, hg, loss, s = step(w, hx, hw, hg, xt, yt, jnp.float32(lr), jnp.int32(margin))
+        losses.append(loss)
+        scales.append(s)
+    return jnp.concatenate([jnp.stack(losses), jnp.stack(scales).T.reshape(-1)]).astype(jnp.float32)
