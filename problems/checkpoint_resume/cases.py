@@ -19,6 +19,16 @@ split can be put where the resumed state matters.
   of w lies 7/16 of an fp16 spacing away from the nearest fp16 value, so a resumed run whose master
   weights went through fp16 starts from different fp32 weights, and the fp16 copies that the forward
   pass sees soon differ too.
+- overflow_mid_count: the one family where overflow also depends on the weights. A second row, the
+  "drift row", has features +-1/32 along the top eigenvector of the other rows' curvature and a residual
+  of 1.2 A at step 0, on the side that the first update pushes further out: the initial weights sit off
+  the fit along that eigenvector, and the learning rate (the largest power of two below 1 / curvature)
+  moves them most of the way in one step. With init_scale = S_safe, step 0 is finite (the counter goes
+  to 1) and step 1 overflows through the drift row (residual above 1.4 A), with the counter at 1: a run
+  that keeps the counter on an overflow grows the scale one step early. The drift row's residual stays
+  between 1.4 A and 2.4 A afterwards, so the run cycles at S_safe / 2. `_overflow_margins` replays the
+  run in numpy (fp16 roundings emulated) and the family redraws until every step is at least 5% away from
+  the fp16 overflow threshold and steps 0 to `period` behave as described.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import numpy as np
 
 N, D = 64, 4
 _FEATURE_RANGE = 1.0 / 32.0
+_FP16_OVERFLOW = 65520.0  # the smallest fp32 value that the cast to fp16 turns into inf
 
 
 def scale_trajectory(
@@ -129,4 +140,80 @@ def overflow_start(rng: np.random.Generator) -> dict[str, object]:
     }
 
 
-FAMILIES = {"mid_period": mid_period, "overflow_start": overflow_start}
+def _overflow_margins(case: dict[str, object]) -> list[tuple[float, int, float]]:
+    """Replays the run in float64 with the fp16 roundings of the recipe (the predictions, the cotangent of
+    the predictions, the fp16 gradient) and returns, for each step, (scale, counter, ratio): ratio is the
+    largest |fp32 cotangent| over the fp16 overflow threshold, so the step overflows when ratio >= 1."""
+    x16 = np.asarray(case["x"]).astype(np.float16).astype(np.float64)
+    y = np.asarray(case["y"], np.float64)
+    w = np.asarray(case["w"], np.float64)
+    m = np.zeros_like(w)
+    scale, counter, out = float(case["init_scale"]), 0, []
+    for k in range(int(case["num_steps"])):
+        lr_k = float(case["lr"]) * 0.5 ** (k // int(case["decay_every"]))
+        pred = (x16 @ w.astype(np.float16).astype(np.float64)).astype(np.float16).astype(np.float64)
+        cotangent = 2.0 * (pred - y) * scale / N
+        ratio = float(np.max(np.abs(cotangent))) / _FP16_OVERFLOW
+        out.append((scale, counter, ratio))
+        if ratio < 1.0:
+            grad = (x16.T @ cotangent.astype(np.float16).astype(np.float64)).astype(np.float16)
+            m = grad.astype(np.float64) / scale + float(case["momentum"]) * m
+            w = w - lr_k * m
+            counter += 1
+            if counter == int(case["period"]):
+                scale, counter = scale * 2.0, 0
+        else:
+            scale, counter = max(1.0, scale / 2.0), 0
+    return out
+
+
+def overflow_mid_count(rng: np.random.Generator) -> dict[str, object]:
+    """Step 0 finite at init_scale = S_safe; step 1 overflows through the drift row with the counter at 1."""
+    while True:
+        a = int(rng.integers(2, 4))
+        big = 1.5 * 2.0**a
+        s_safe = 2.0 ** (14 + int(np.log2(N)) - a)
+        x, zero_row = _features(rng)
+        drift_row = int((zero_row + rng.integers(1, N)) % N)
+        others = [i for i in range(N) if i not in (zero_row, drift_row)]
+        top = np.linalg.eigh(x[others].T @ x[others])[1][:, -1]
+        x[drift_row] = np.where(top >= 0.0, _FEATURE_RANGE, -_FEATURE_RANGE)
+        w_true = rng.normal(size=D)
+        w_true *= 0.3 * big / np.sqrt(np.mean((x[others] @ w_true) ** 2))
+        y = x @ w_true + rng.normal(scale=0.02 * big, size=N)
+        side = rng.choice([-1.0, 1.0])
+        # The initial weights sit off the fit along `top`, so that the first update moves the drift row's
+        # prediction away from its target (by a quarter to three quarters of A): its residual, side * 1.2 A
+        # at step 0, grows in size.
+        w = w_true + side * rng.uniform(0.75, 1.0) * big / (x[drift_row] @ top) * top
+        y[drift_row] = x[drift_row] @ w + side * 1.2 * big
+        y[zero_row] = big * rng.choice([-1.0, 1.0])
+        curvature = float(np.linalg.eigvalsh(2.0 / N * x.T @ x).max())
+        period = int(rng.integers(2, 5))
+        case = {
+            "x": x.astype(np.float32),
+            "y": y.astype(np.float32),
+            "w": w.astype(np.float32),
+            "lr": float(2.0 ** np.floor(np.log2(1.0 / curvature))),
+            "momentum": 0.5,
+            "decay_every": int(rng.integers(4, 7)),
+            "init_scale": s_safe,
+            "period": period,
+            "num_steps": int(rng.integers(12, 15)),
+            "split": int(rng.integers(3, period + 2)),  # after the overflow, the counter not zero
+        }
+        steps = _overflow_margins(case)
+        pattern = [ratio >= 1.0 for _, _, ratio in steps[: period + 2]]
+        if (
+            pattern == [False, True] + [False] * period
+            and steps[1][1] == 1
+            and all(abs(np.log(ratio)) >= np.log(1.05) for _, _, ratio in steps)
+        ):
+            return case
+
+
+FAMILIES = {
+    "mid_period": mid_period,
+    "overflow_start": overflow_start,
+    "overflow_mid_count": overflow_mid_count,
+}

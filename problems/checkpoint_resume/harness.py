@@ -2,12 +2,24 @@
 Orbax checkpoint the first left in the case's folder, and checks that checkpoint in between.
 
 Course code, run by the grader before your file is imported; you can run it yourself as well:
-`run_case(train_segment, inputs, pathlib.Path(an_empty_directory))`.
+`run_case(train_segment, inputs, pathlib.Path(an_empty_directory))` gives the same verdicts as the grader.
+
+Unfinished saves are found without relying on timing. Whether the background thread of an asynchronous Orbax
+save has finished by the time a call returns is a race: a call that does some work after `save()` can win it
+in one run and lose it in the next (a busy machine, or a fresh process such as the grader's, whose first save
+is slower than a warm one's). So while each call runs, the harness watches
+`orbax.checkpoint.AsyncCheckpointer` (the class that `StandardCheckpointer` builds on): a save whose
+checkpointer was never waited for before the call returned (`wait_until_finished()`, `close()`, the end of a
+`with` block, or a later save or restore on the same checkpointer, which wait first) fails the case as
+`save_not_finished`, whether or not its files happen to be complete already. The harness then waits for that
+save itself, so that the case's folder can be removed cleanly.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +59,51 @@ def _restore(path: Path) -> object:
             f"({type(exc).__name__}: {first_line}); save it with "
             "ocp.StandardCheckpointer().save(path, state, force=True) followed by wait_until_finished()"
         ) from None
+
+
+@contextlib.contextmanager
+def _watch_async_saves() -> Iterator[dict[int, object]]:
+    """Yields a dict that holds, while the block runs, every Orbax AsyncCheckpointer (StandardCheckpointer
+    included) that has started a save and has not been waited for since."""
+    import orbax.checkpoint as ocp
+
+    cls = ocp.AsyncCheckpointer
+    save, wait = cls.save, cls.wait_until_finished
+    pending: dict[int, object] = {}
+
+    def watched_save(self, *args, **kwargs):
+        result = save(self, *args, **kwargs)  # waits for this checkpointer's earlier save, then starts one
+        pending[id(self)] = self
+        return result
+
+    def watched_wait(self, *args, **kwargs):  # close(), `with` and restore() wait through this too
+        result = wait(self, *args, **kwargs)
+        pending.pop(id(self), None)
+        return result
+
+    cls.save, cls.wait_until_finished = watched_save, watched_wait
+    try:
+        yield pending
+    finally:
+        cls.save, cls.wait_until_finished = save, wait
+
+
+def _call_and_check_saves(make_call, which: str) -> object:
+    """Makes one call of train_segment and fails the case if it returned with an asynchronous save that it
+    never waited for (after waiting for that save here, so that its files are complete either way)."""
+    with _watch_async_saves() as pending:
+        value = make_call()
+    if pending:
+        for checkpointer in pending.values():
+            checkpointer.wait_until_finished()
+        raise Rejected(
+            f"the {which} call returned without waiting for its Orbax save: StandardCheckpointer.save "
+            "finishes in a background thread, so the checkpoint may still be half-written when your function "
+            "returns (whether it is depends on timing). Call checkpointer.wait_until_finished() after save, "
+            "or save inside a `with ocp.StandardCheckpointer() as checkpointer:` block",
+            pitfall="save_not_finished",
+        )
+    return value
 
 
 def check_checkpoint(folder: Path, w: np.ndarray, steps_done: int) -> None:
@@ -153,9 +210,11 @@ def run_case(function, inputs: dict, folder: Path) -> np.ndarray:
         ]
         return function(*args, start, stop, ckpt_dir)
 
-    first = _segment(call(0, split), 0, split, "first")
+    first = _segment(_call_and_check_saves(lambda: call(0, split), "first"), 0, split, "first")
     check_checkpoint(folder, inputs["w"], split)
-    second = _segment(call(split, num_steps), split, num_steps, "second")
+    second = _segment(
+        _call_and_check_saves(lambda: call(split, num_steps), "second"), split, num_steps, "second"
+    )
 
     steps1, steps2 = split, num_steps - split
     losses = np.concatenate([first[:steps1], second[:steps2]])

@@ -31,11 +31,13 @@ def train_segment(
     Args:
         x: float32 (N, D) features.
         y: float32 (N,) targets.
-        w: float32 (D,) initial fp32 master weights (used only when start_step == 0).
+        w: float32 (D,) initial fp32 master weights: the run's state when start_step == 0; when
+            start_step > 0, only the template of the restore target (never the resumed weights).
         lr: learning rate at step 0; step k uses lr * 0.5 ** (k // decay_every), k the global step.
         momentum: momentum of SGD (m = g + momentum * m; w = w - lr_k * m).
         decay_every: the learning rate halves every decay_every steps.
-        init_scale: initial loss scale (used only when start_step == 0).
+        init_scale: initial loss scale: the run's scale when start_step == 0; when start_step > 0, only
+            part of the restore target's template (the scale comes from the checkpoint).
         period: finite steps in a row after which the scale doubles.
         start_step: the first step of this call: 0, or the step the checkpoint in ckpt_dir is at.
         stop_step: one past the last step of this call.
@@ -51,11 +53,12 @@ def train_segment(
     #         restore it from os.path.join(ckpt_dir, "state") with ocp.StandardCheckpointer().restore(path,
     #         target), target = jax.tree.map(ocp.utils.to_shape_dtype_struct, <that fresh state>).
     # TODO 2: for k in range(start_step, stop_step): lr_k = lr * 0.5 ** (k // decay_every); record the
-    #         scale; forward in fp16 (w cast inside the differentiated function), loss in fp32, scaled by
-    #         the scale; record the loss; unscale the gradient in fp32 and test it with jnp.isfinite.
+    #         scale; forward in fp16 (w cast inside the differentiated function; pred16 = x16 @ w16, one
+    #         fp16 dot product, not a sum of fp16 products), loss in fp32, scaled by the scale; record the
+    #         loss; unscale the gradient in fp32 and test it with jnp.isfinite.
     # TODO 3: finite: update with optax.sgd(lr_k, momentum=momentum) and optax.apply_updates; count the
     #         step and double the scale on the period-th finite step in a row (then reset the counter).
-    #         Not finite: keep params and optimizer state; scale = max(1, scale / 2); counter = 0.
+    #         Not finite: keep params and optimizer state; scale = max(1, scale / 2); counter = 0 (always).
     # TODO 4: save {"params", "opt_state", "scale", "counter", "step": jnp.int32(stop_step)} with
     #         checkpointer.save(os.path.join(ckpt_dir, "state"), state, force=True), then
     #         checkpointer.wait_until_finished().

@@ -1,7 +1,8 @@
 """Pitfall save_not_finished: the asynchronous Orbax save is never waited for.
 
 StandardCheckpointer.save returns while the checkpoint is still being written in the background; without
-wait_until_finished() the function returns before the checkpoint exists under its final name.
+wait_until_finished() the function may return before the checkpoint exists under its final name (a race
+that the harness does not rely on: it notes that the save was never waited for).
 """
 
 from __future__ import annotations
