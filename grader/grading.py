@@ -15,7 +15,6 @@ import numpy as np
 from grader.cases import SECRET_ENV, Case, describe_inputs, make_cases
 from grader.child import call_case, load_harness
 from grader.compare import compare_outputs
-from grader.diagnose import diagnose
 from grader.errors import CourseError, UsageError
 from grader.isolation import (
     CaseOutcome,
@@ -27,15 +26,15 @@ from grader.isolation import (
     check_sandbox,
     describe_size,
 )
+from grader.naming import name_mistake, naming_label, rejections
 from grader.problems import Course, Problem
-from grader.protocol import Raised, Returned, decode_raised, decode_returned
+from grader.protocol import Raised, decode_raised, decode_returned
 from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status
 from grader.stored import StoredOutputs, load_stored
 from grader.trusted import (
     REFERENCE,
     TrustedOutputs,
     TrustedRequest,
-    arrays,
     reference_outputs_or_raise,
 )
 
@@ -250,6 +249,14 @@ class Grader:
         if self.low_memory:
             references.wait_all(problems)
         jobs = [Job(problem.id, path.resolve(), problem, cases[problem.id]) for problem, path in items]
+        # Hidden mode: the practice cases after every hidden case, to name a mistake as practice mode does;
+        # only a problem that failed waits for them, and the run is cancelled once every result is in.
+        practice = {p.id: make_cases(p) if self.secret else cases[p.id] for p in problems}
+        if self.secret:
+            jobs += [
+                Job(naming_label(problem.id), path.resolve(), problem, practice[problem.id], after=problem.id)
+                for problem, path in items
+            ]
         learner = IsolatedRun(jobs, self.limits).start()
         results = []
         try:
@@ -257,9 +264,9 @@ class Grader:
                 outcome = learner.wait_for(problem.id)
                 expected = self._expected(outcome, references, problem)
                 shown = _display_path(path.resolve())
-                result = self._result(
-                    problem, cases[problem.id], outcome, expected, shown, time.monotonic() - start
-                )
+                run = (lambda p=problem: learner.wait_for(naming_label(p.id))) if self.secret else None
+                namer = self._namer(problem, practice[problem.id], outcome, run)
+                result = self._result(problem, cases[problem.id], outcome, expected, shown, namer, start)
                 start = time.monotonic()
                 results.append(result)
                 if on_result:
@@ -274,27 +281,34 @@ class Grader:
         start = time.monotonic()
         cases = make_cases(problem, self.secret)
         references = self._references([problem], {problem.id: cases})
-        outcome = RunOutcome(label="learner")
-        source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
-        harness = load_harness(str(problem.harness_path or ""))
-        scratch = Path(tempfile.mkdtemp(prefix="grade-")) if harness else None
-        for case in cases:
-            folder = scratch / f"case-{case.index}" if scratch else None
-            ran = call_case(fn, case.inputs, source, harness, folder)
-            outcome.cases[case.index] = CaseOutcome(
-                index=case.index,
-                seconds=ran["seconds"],
-                returned=decode_returned(ran["returned"]) if "returned" in ran else None,
-                raised=decode_raised(ran["raised"]) if "raised" in ran else None,
-            )
-        if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
+        outcome = _call_in_process(problem, fn, cases)
+        practice = make_cases(problem) if self.secret else cases
+        run = (lambda: _call_in_process(problem, fn, practice)) if self.secret else None
         try:
             expected = self._expected(outcome, references, problem)
         finally:
             references.cancel()
         name = getattr(fn, "__qualname__", repr(fn))
-        return self._result(problem, cases, outcome, expected, f"<function {name}>", time.monotonic() - start)
+        namer = self._namer(problem, practice, outcome, run)
+        return self._result(problem, cases, outcome, expected, f"<function {name}>", namer, start)
+
+    def _namer(
+        self,
+        problem: Problem,
+        practice: list[Case],
+        outcome: RunOutcome,
+        practice_run: Callable[[], RunOutcome] | None,
+    ) -> Callable[[], list[MatchedPitfall]]:
+        """Returns how to name a failed submission's mistake: from its run on the practice cases (that is
+        `outcome` itself in practice mode; in hidden mode `practice_run` gets it, only when needed)."""
+
+        def name() -> list[MatchedPitfall]:
+            run = practice_run() if practice_run else outcome
+            rejected = rejections(outcome) if practice_run else ()
+            stored = None if self.secret else self._stored(problem)
+            return name_mistake(self.course, problem, practice, run, self.limits, stored, rejected)
+
+        return name
 
     @staticmethod
     def _expected(outcome: RunOutcome, references: _References, problem: Problem) -> dict[int, np.ndarray]:
@@ -310,8 +324,10 @@ class Grader:
         outcome: RunOutcome,
         expected: dict[int, np.ndarray],
         submission: str,
-        seconds: float,
+        namer: Callable[[], list[MatchedPitfall]],
+        start: float,
     ) -> ProblemResult:
+        """The result of one problem; `seconds` counts from `start` to the end of naming the mistake."""
         hidden = self.secret is not None
         case_results = [
             _case_result(case, outcome, expected.get(case.index), problem, hidden, self.limits)
@@ -320,13 +336,7 @@ class Grader:
         status, message = _summary(case_results, outcome.load_failure)
         if outcome.load_failure and outcome.load_failure.kind == "harness":
             raise CourseError(f"the harness of {problem.id} failed: {outcome.load_failure.message}")
-        matched: list[MatchedPitfall] = []
-        returned = {i: ran.returned for i, ran in outcome.cases.items() if ran.returned is not None}
-        if status is not Status.PASS:
-            raised = [ran.raised for ran in outcome.cases.values() if ran.raised]
-            matched = named_by_check(problem, [r.pitfall for r in raised if r.rejected])
-            if returned:
-                matched += [m for m in self._diagnose(problem, cases, returned, expected) if m not in matched]
+        matched = namer() if status is not Status.PASS else []
         if matched:
             message = f"{message}; this matches the named pitfall {matched[0].name!r}"
         return ProblemResult(
@@ -346,36 +356,27 @@ class Grader:
             detail=outcome.load_failure.detail if outcome.load_failure else "",
             stdout=outcome.stdout,
             stderr=outcome.stderr,
-            seconds=seconds,
+            seconds=time.monotonic() - start,
         )
 
-    def _diagnose(
-        self,
-        problem: Problem,
-        cases: list[Case],
-        returned: dict[int, Returned],
-        expected: dict[int, np.ndarray],
-    ) -> list[MatchedPitfall]:
-        paths = self.course.pitfall_paths(problem)
-        if paths:
-            request = TrustedRequest(problem, paths, cases)
-            results = TrustedOutputs([request], self.limits, persist=self.secret is None).result(problem.id)
-        elif not self.secret and (stored := self._stored(problem)) is not None:
-            results = stored.pitfalls(cases)
-        else:
-            return []
-        outputs = {label: arrays(result) for label, result in results.items() if isinstance(result, dict)}
-        return [
-            MatchedPitfall(p.name, p.title, p.explanation)
-            for p in diagnose(problem, returned, expected, outputs)
-        ]
 
-
-def named_by_check(problem: Problem, names: list[str]) -> list[MatchedPitfall]:
-    """Returns the pitfalls that the problem's harness named when it rejected cases, first named first."""
-    known = {pitfall.name: pitfall for pitfall in problem.pitfalls}
-    return [
-        MatchedPitfall(known[name].name, known[name].title, known[name].explanation)
-        for name in dict.fromkeys(names)
-        if name in known
-    ]
+def _call_in_process(problem: Problem, fn: Callable, cases: list[Case]) -> RunOutcome:
+    """Calls a function object on `cases` in this process (through the problem's harness, if any)."""
+    outcome = RunOutcome(label="learner")
+    source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
+    harness = load_harness(str(problem.harness_path or ""))
+    scratch = Path(tempfile.mkdtemp(prefix="grade-")) if harness else None
+    try:
+        for case in cases:
+            folder = scratch / f"case-{case.index}" if scratch else None
+            ran = call_case(fn, case.inputs, source, harness, folder)
+            outcome.cases[case.index] = CaseOutcome(
+                index=case.index,
+                seconds=ran["seconds"],
+                returned=decode_returned(ran["returned"]) if "returned" in ran else None,
+                raised=decode_raised(ran["raised"]) if "raised" in ran else None,
+            )
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return outcome

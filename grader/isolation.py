@@ -297,6 +297,7 @@ class Job:
     path: Path
     problem: Problem
     cases: list[Case]
+    after: str = ""  # a job this one only serves: not run in a fresh child if that one stopped its child
 
 
 class IsolatedRun:
@@ -342,6 +343,16 @@ class IsolatedRun:
         self._over[label].wait()
         return self._outcomes[label]
 
+    def _skipped(self, job: Job) -> bool:
+        """Skips (and marks over) a job whose `after` job stopped its child or failed to load: the same code
+        would only hang or crash again."""
+        before = self._outcomes.get(job.after)
+        if before is None or not (before.stopped or before.load_failure):
+            return False
+        self._outcomes[job.label].stopped = f"not run: {job.after} did not finish"
+        self._over[job.label].set()
+        return True
+
     def _request(self, jobs: list[Job]) -> bytes:
         return pickle.dumps(
             {
@@ -378,7 +389,9 @@ class IsolatedRun:
         remaining = list(self.jobs)
         try:
             while remaining and not self._cancelled.is_set():
-                remaining = remaining[self._run_child(remaining) :]
+                remaining = [job for job in remaining if not self._skipped(job)]
+                if remaining:
+                    remaining = remaining[self._run_child(remaining) :]
         finally:
             for over in self._over.values():
                 over.set()

@@ -82,9 +82,19 @@ def test_another_jax_version_or_backend_misses_the_cache(toy_course, cache, monk
 
 
 def test_hidden_case_outputs_never_reach_the_disk(toy_course, cache):
+    """Grading in hidden mode keeps the public practice outputs it names mistakes with, and nothing else."""
+    problem = toy_course.problem("toy")
     pitfall = toy_course.root / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
     assert _grade(toy_course, pitfall, secret="hidden-cache-secret").status is Status.FAIL
-    assert _entries(cache) == []
+    files = [toy_course.reference_path(problem), *toy_course.pitfall_paths(problem).values()]
+    digests = [trusted._digest(path, problem) for path in files]
+
+    def keys(cases):
+        return {output_cache.entry_key(digest, case) for digest in digests for case in cases}
+
+    written = {path.stem for path in _entries(cache)}
+    assert written and written <= keys(make_cases(problem))
+    assert not written & keys(make_cases(problem, "hidden-cache-secret"))
 
 
 def test_a_damaged_entry_is_recomputed_not_believed(toy_course, cache, monkeypatch):

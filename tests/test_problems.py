@@ -71,12 +71,18 @@ def test_correct_variant_stays_well_inside_the_tolerance(problem, variant, check
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
-def test_the_grader_names_a_pitfall_file_graded_as_a_submission(problem, checks):
+def test_the_grader_names_a_pitfall_file_graded_as_a_submission_the_same_in_both_modes(problem, checks):
     """The check names pitfalls from the trusted outputs; the grader must name them the same way when the
-    file is graded as a learner's submission, in its own child. (On the check's first secret, whose
-    reference and pitfall outputs the check has already computed in this process.)"""
+    file is graded as a learner's submission, in its own child, in practice and in hidden mode (on the
+    check's first secret, whose outputs the check has already computed in this process)."""
     label = next(label for label in COURSE.pitfall_paths(problem) if problem.families_of(label))
-    grader = Grader(COURSE, secret=DEFAULT_SECRETS[0], limits=Limits(timeout=300))
-    result = grader.grade_file(problem, COURSE.pitfall_paths(problem)[label])
-    named = [m.name for m in ([result.pitfall] if result.pitfall else []) + list(result.also_matches)]
-    assert result.status is not Status.PASS and problem.pitfall(label).name in named, result.message
+    path = COURSE.pitfall_paths(problem)[label]
+    names = {}
+    for secret in (None, DEFAULT_SECRETS[0]):
+        result = Grader(COURSE, secret=secret, limits=Limits(timeout=300)).grade_file(problem, path)
+        assert result.status is not Status.PASS, f"{label} passed with secret {secret!r}"
+        names[secret] = [
+            m.name for m in ([result.pitfall] if result.pitfall else []) + list(result.also_matches)
+        ]
+    assert problem.pitfall(label).name in names[None], names
+    assert names[None] == names[DEFAULT_SECRETS[0]]

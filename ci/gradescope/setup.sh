@@ -13,5 +13,7 @@ python3.11 -m venv /autograder/venv
 # is set (see the README), so keep the zip out of learners' hands and grade as documented there.
 chmod -R go-rwx /autograder/source/solutions /autograder/source/grade_secret
 
-# Warm JAX's compilation cache for the course's own code, so the first learner does not pay for it.
+# Warm JAX's compilation cache for the course's own code, and the outputs of the reference and the
+# pitfall files on the practice cases (what a wrong submission's mistake is named from), so that no
+# learner pays for them.
 cd /autograder/source && /autograder/venv/bin/python -m grader.cli export /tmp/warm-up >/dev/null && rm -rf /tmp/warm-up
