@@ -223,7 +223,9 @@ def _named(problem: Problem, table: Table, row: Row, indices: list[int]) -> set[
         if r.kind == "pitfall" and not r.failure
     }
     named = {row.rejected[i] for i in indices if i in row.rejected}
-    named |= {p.name for p in diagnose(problem, returned, table.expected, others)} if returned else set()
+    families = {case.index: case.family for case in table.cases}
+    found = diagnose(problem, returned, table.expected, others, families) if returned else []
+    named |= {p.name for p in found}
     return named
 
 

@@ -70,5 +70,6 @@ def name_mistake(
     else:
         return names
     outputs = {label: arrays(result) for label, result in results.items() if isinstance(result, dict)}
-    found = [matched(pitfall) for pitfall in diagnose(problem, returned, reference, outputs)]
+    families = {case.index: case.family for case in practice}
+    found = [matched(p) for p in diagnose(problem, returned, reference, outputs, families)]
     return names + [pitfall for pitfall in found if pitfall not in names]
