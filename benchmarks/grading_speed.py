@@ -11,7 +11,13 @@ from solutions/variants), with its own compilation and output caches in a tempor
 - `grade --all`, caches empty, then warm (practice cases, as a learner runs it);
 - one problem, caches warm;
 - `grade batch` of N learners over every problem on the hidden cases (as an instructor runs it), total
-  and per learner-problem.
+  and per learner-problem, once with every submission correct and once with a realistic mix (two learners
+  in three hand in a named mistake, each problem's pitfall files in turn);
+- one problem at a time in hidden mode, caches warm: each problem's first correct variant against its
+  pitfall files in turn (a wrong answer must cost at most 1.3 times a right one);
+- a fresh Gradescope container: every problem in hidden mode with the course's caches warm (as setup.sh
+  leaves them) and the submissions' compilation cache empty, against the submissions alone on the same
+  hidden cases (at most 1.2 times).
 
 Peak RSS is measured two ways: the largest single process (getrusage of the children), and every process
 of the command together (sampled every 20 ms), which is what a container's memory limit sees.
@@ -46,15 +52,26 @@ sys.path.insert(0, sys.argv[1])
 from grader.cases import make_cases
 from grader.problems import Course
 course = Course(Path(sys.argv[1]))
+from grader.child import load_harness
+import tempfile
+secret = sys.argv[3] if len(sys.argv) > 3 else None
 for problem in course.problems():
     stub = Path(sys.argv[2]) / "problems" / problem.id / "stub.py"
     spec = importlib.util.spec_from_file_location(problem.id, stub)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    for case in make_cases(problem):
-        np.asarray(getattr(module, problem.function)(**case.inputs))
+    function = getattr(module, problem.function)
+    harness = load_harness(str(problem.harness_path or ""))
+    for case in make_cases(problem, secret):
+        if harness:
+            with tempfile.TemporaryDirectory() as folder:
+                np.asarray(harness.run_case(function, dict(case.inputs), Path(folder)))
+        else:
+            np.asarray(function(*case.inputs.values()))
 """
-GOALS = {"all_cold": 4.0, "one_warm": 2.0, "batch_per_item": 1.0}
+GOALS = {"all_cold": 10.0, "one_warm": 2.0, "batch_per_item": 1.0}
+WRONG_OVER_RIGHT = 1.3  # a wrong submission graded in hidden mode, against a right one
+CONTAINER_OVER_ALONE = 1.2  # a fresh Gradescope container's grade, against the submissions alone
 RSS_GOAL_MB = 700
 
 
@@ -113,13 +130,18 @@ def measure(argv: list[str], env: dict[str, str], cwd: Path) -> Measured:
     return Measured(seconds, usage.ru_maxrss / 1024, peak / (1 << 20), process.returncode)
 
 
-def learner_checkout(course: Course, folder: Path) -> Path:
-    """A checkout whose every stub is the problem's first correct variant."""
+def learner_checkout(course: Course, folder: Path, wrong: int | None = None) -> Path:
+    """A checkout whose every stub is the problem's first correct variant, or with `wrong` its pitfall file
+    number `wrong` (modulo how many it has)."""
     for problem in course.problems():
-        variant = sorted(course.variant_paths(problem).values())[0]
+        if wrong is None:
+            source = sorted(course.variant_paths(problem).values())[0]
+        else:
+            pitfalls = [p for label, p in course.pitfall_paths(problem).items() if problem.families_of(label)]
+            source = pitfalls[wrong % len(pitfalls)]
         stub = folder / "problems" / problem.id / "stub.py"
         stub.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(variant, stub)
+        shutil.copy(source, stub)
     return folder
 
 
@@ -138,6 +160,7 @@ def main() -> int:
         base = {k: v for k, v in os.environ.items() if not k.startswith("GRADE")}
         env = base | {"GRADE_CACHE_DIR": str(scratch / "cache")}
         rows: list[tuple[str, Measured, float | None]] = []
+        ratios: list[tuple[str, float, float | None]] = []
 
         def median(argv: list[str], environ: dict[str, str]) -> Measured:
             runs = [measure(argv, environ, ROOT) for _ in range(args.repeat)]
@@ -171,6 +194,53 @@ def main() -> int:
         rows.append(("  per learner-problem", per_item, GOALS["batch_per_item"]))
         statuses = out.read_text().count(",pass,") if out.exists() else 0
 
+        mixed = scratch / "mixed"
+        for number in range(args.learners):
+            wrong = None if number % 3 == 0 else number
+            learner_checkout(course, mixed / f"learner{number:02d}", wrong)
+        mixed_out = scratch / "mixed.csv"
+        mixed_batch = measure(
+            [grade, "batch", str(mixed), "--out", str(mixed_out), "--jobs", str(args.jobs)], batch_env, ROOT
+        )
+        rows.append((f"grade batch, 2 in 3 wrong, {args.learners} learners, hidden", mixed_batch, None))
+        per_mixed = Measured(mixed_batch.seconds / items, mixed_batch.largest_mb, mixed_batch.together_mb, 0)
+        mixed_passed = mixed_out.read_text().count(",pass,") if mixed_out.exists() else 0
+        rows.append(("  per learner-problem", per_mixed, GOALS["batch_per_item"]))
+
+        right_total = wrong_total = 0.0
+        for problem in problems:
+            right = sorted(course.variant_paths(problem).values())[0]
+            pitfalls = [p for label, p in course.pitfall_paths(problem).items() if problem.families_of(label)]
+            hidden = [grade, problem.id, "--submission"]
+            measure([*hidden, str(right)], batch_env, ROOT)  # warm this problem's caches
+            right_total += median([*hidden, str(right)], batch_env).seconds
+            for number in range(args.repeat):
+                wrong = pitfalls[number % len(pitfalls)]
+                wrong_total += measure([*hidden, str(wrong)], batch_env, ROOT).seconds
+        right_each = right_total / len(problems)
+        wrong_each = wrong_total / (len(problems) * args.repeat)
+        rows.append(("one problem, hidden, right answer, warm (mean)", Measured(right_each, 0, 0, 0), None))
+        rows.append(("one problem, hidden, wrong answer, warm (mean)", Measured(wrong_each, 0, 0, 0), None))
+        ratios.append(("wrong / right, hidden, warm", wrong_each / right_each, WRONG_OVER_RIGHT))
+
+        container = scratch / "container-cache"
+        shutil.copytree(scratch / "cache", container)
+        shutil.rmtree(container / "jax-submissions", ignore_errors=True)
+        fresh = measure(
+            [grade, "--all", "--root", str(checkout), "--low-memory"],
+            batch_env | {"GRADE_CACHE_DIR": str(container)},
+            ROOT,
+        )
+        rows.append(("fresh container: grade --all hidden --low-memory", fresh, None))
+        alone_hidden = measure(
+            [sys.executable, "-c", ALONE, str(ROOT), str(checkout), "benchmark-secret"], base, ROOT
+        )
+        rows.append(("the submissions alone, hidden cases, no caches", alone_hidden, None))
+        container_ratio = fresh.seconds / alone_hidden.seconds
+        ratios.append(("fresh container / submissions alone", container_ratio, CONTAINER_OVER_ALONE))
+        cold_ratio = cold.seconds / alone.seconds
+        ratios.append(("grade --all cold / submissions alone (practice)", cold_ratio, None))
+
     print(f"{'':<52} {'seconds':>8} {'x floor':>8} {'goal':>6} {'peak RSS MB':>12} {'all procs MB':>13} exit")
     for name, measured, goal in rows:
         ratio = measured.seconds / floor.seconds
@@ -180,10 +250,16 @@ def main() -> int:
             f"{name:<52} {measured.seconds:>8.2f} {ratio:>8.2f} {aim:>6} {measured.largest_mb:>12.0f} "
             f"{measured.together_mb:>13.0f} {measured.returncode:>3} {mark}"
         )
+    print()
+    for name, value, goal in ratios:
+        mark = ("ok" if value <= goal else "MISS") if goal else ""
+        aim = f"<={goal:g}" if goal else ""
+        print(f"{name:<52} {value:>8.2f} {aim:>8} {mark}")
     worst = max(m.largest_mb for name, m, _ in rows if name.startswith("grade"))
     verdict = "ok" if worst <= RSS_GOAL_MB else "MISS"
     print(f"\nlargest process of any grade command: {worst:.0f} MB (goal <= {RSS_GOAL_MB} MB: {verdict})")
     print(f"batch rows that passed: {statuses} of {items} (every submission is correct)")
+    print(f"mixed batch rows that passed: {mixed_passed} of {items}")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, jobs={args.jobs}")
     return 0
 
