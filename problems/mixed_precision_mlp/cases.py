@@ -47,6 +47,7 @@ _BORDER = np.ones((SIDE, SIDE), dtype=bool)
 _BORDER[1:-1, 1:-1] = False
 BORDER = _BORDER.reshape(-1)  # the 28 border pixels of a flattened image
 
+DEAD_UNITS = 4  # fine_tuning: hidden units pruned to exactly 0 (ReLU derivative at 0 keeps them dead)
 TUNED_LOSS = 0.006  # fine_tuning: the loss of the initial weights
 MAX_PRE_LOGIT = 1.5  # offset_logits: largest |logit - C| at the start (fp16 keeps C for |.| < 4)
 BORDER_WEIGHT = 3072.0  # blank_border: in [2048, 4096) fp16 spaces numbers by 2
@@ -143,6 +144,8 @@ def fine_tuning(rng: np.random.Generator) -> dict[str, object]:
     """
     x, labels = _digits(rng)
     w1, b1, w2, b2 = _pretrain(x, labels, _fresh(rng), lr=1.0, steps=200)
+    dead = rng.choice(HIDDEN, DEAD_UNITS, replace=False)
+    w1[:, dead], b1[dead] = 0.0, 0.0  # pruned units: every pre-activation exactly 0, at every step
     low, high = 0.01, 100.0  # the loss falls as the output layer grows: bisect on its scale
     for _ in range(60):
         mid = float(np.sqrt(low * high))

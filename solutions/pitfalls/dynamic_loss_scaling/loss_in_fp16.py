@@ -13,6 +13,26 @@ import numpy as np
 import optax
 
 
+def _scaled_loss(w, x16, y16, scale):
+    pred = x16 @ w.astype(jnp.float16)  # left in fp16
+    loss = jnp.mean((pred - y16) ** 2)  # fp16
+    return loss * scale, loss
+
+
+@jax.jit
+def _grads(w, x16, y16, scale):
+    """The loss of this forward pass, the unscaled fp32 gradient and whether it is finite."""
+    (_, loss), g = jax.value_and_grad(_scaled_loss, has_aux=True)(w, x16, y16, scale)
+    g = g / scale
+    return loss, g, jnp.all(jnp.isfinite(g))
+
+
+@jax.jit
+def _apply(w, opt_state, g, lr, momentum):
+    updates, opt_state = optax.sgd(lr, momentum=momentum).update(g, opt_state, w)
+    return optax.apply_updates(w, updates), opt_state
+
+
 def train_with_dynamic_loss_scaling(
     x: np.ndarray,
     y: np.ndarray,
@@ -26,32 +46,25 @@ def train_with_dynamic_loss_scaling(
     num_steps: int,
 ) -> jax.Array:
     """Same signature as the reference; returns float32 (2 * num_steps,)."""
-    x16 = jnp.asarray(x).astype(jnp.float16)
+    x16 = jnp.asarray(x, jnp.float32).astype(jnp.float16)
     y16 = jnp.asarray(y).astype(jnp.float16)
     w = jnp.asarray(w, jnp.float32)
-    opt = optax.sgd(lr, momentum=momentum)
-    opt_state = opt.init(w)
+    opt_state = optax.sgd(lr, momentum=momentum).init(w)
+    lr, momentum = jnp.float32(lr), jnp.float32(momentum)
     scale, counter = float(init_scale), 0
-
-    def scaled_loss(w, scale):
-        pred = x16 @ w.astype(jnp.float16)  # left in fp16
-        loss = jnp.mean((pred - y16) ** 2)  # fp16
-        return loss * scale, loss
-
     losses, scales = [], []
     for _ in range(num_steps):
-        (_, loss), g = jax.value_and_grad(scaled_loss, has_aux=True)(w, scale)
-        g = g / jnp.float32(scale)
+        loss, g, finite = _grads(w, x16, y16, scale)  # a Python float: weakly typed
         losses.append(loss)
         scales.append(scale)
-        finite = bool(jnp.all(jnp.isfinite(g)))
         if finite:  # a skipped step touches neither the weights nor the momentum buffer
-            updates, opt_state = opt.update(g, opt_state, w)
-            w = optax.apply_updates(w, updates)
+            w, opt_state = _apply(w, opt_state, g, lr, momentum)
         if finite:
             counter += 1
             if counter == period:
-                scale, counter = scale * factor, 0
+                grown = scale * factor
+                scale = grown if np.isfinite(grown) else scale
+                counter = 0
         else:
             scale, counter = max(min_scale, scale / factor), 0
     return jnp.concatenate([jnp.stack(losses), jnp.asarray(scales, jnp.float32)])
