@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from grader.cases import SECRET_ENV, make_cases
+from grader.errors import UsageError
 from grader.grading import Grader
 from grader.isolation import Limits
 from grader.problems import find_course
 from grader.results import CaseResult, GradeReport, MatchedPitfall, ProblemResult, Status
+from grader.secret import take_secret
 
 
 def _grader(course_root: str | Path | None, secret: str | None, timeout: float) -> Grader:
@@ -36,8 +38,18 @@ def grade_function(
     secret: str | None = None,
     timeout: float = Limits.timeout,
 ) -> ProblemResult:
-    """Grades a function object (called in this process) and returns the same result as `grade`."""
-    grader = _grader(course_root, secret, timeout)
+    """Grades a function object on the practice cases, called in this process, and returns the same result
+    as `grade`. Hidden cases are never graded here: the function could read whatever this process holds, so
+    with a secret (given, or in $GRADE_SECRET, which is then wiped from this process) it raises UsageError
+    and the function never runs; `grade_file` and the `grade` command grade hidden cases in a child."""
+    if secret is not None or os.environ.get(SECRET_ENV):
+        take_secret()  # out of this process's environment, before any learner code runs again
+        raise UsageError(
+            "grade_function runs your function in this process, which could read the secret, so it grades "
+            "the practice cases only; hidden cases are graded by `grade ID --submission FILE` (or "
+            f"grade_file), which runs the code in an isolated child. Unset {SECRET_ENV} here."
+        )
+    grader = _grader(course_root, None, timeout)
     return grader.grade_function(grader.course.problem(problem_id), fn)
 
 

@@ -271,7 +271,7 @@ def check_problems(
     course: Course, problems: Sequence[Problem], secrets: Sequence[str] = DEFAULT_SECRETS
 ) -> list[ProblemCheck]:
     """Checks every problem of `problems`, sharing the child processes between them."""
-    limits = Limits(timeout=600)
+    limits = Limits(timeout=600, landlock_course=True)  # every file runs as a learner's would
     findings = {problem.id: _file_findings(course, problem) for problem in problems}
     ready = {problem.id: _ready(course, problem, findings[problem.id]) for problem in problems}
     runnable = [

@@ -217,6 +217,64 @@ def load_harness(path: str | None) -> ModuleType | None:
     return module
 
 
+def _load_harnesses(jobs: list[dict[str, Any]]) -> dict[str, ModuleType | BaseException]:
+    """Loads the harness of every job once, by path; a harness that fails to load maps to its exception."""
+    harnesses: dict[str, ModuleType | BaseException] = {}
+    for path in {job.get("harness") or "" for job in jobs} - {""}:
+        try:
+            harnesses[path] = load_harness(path)
+        except BaseException as exc:
+            harnesses[path] = exc
+    return harnesses
+
+
+# What an interpreter running JAX on the CPU (or a GPU) reads at run time besides its own installation.
+SYSTEM_READ = (
+    "/usr/lib",
+    "/usr/lib64",
+    "/lib",
+    "/lib64",
+    "/usr/local/lib",
+    "/usr/share/zoneinfo",
+    "/proc/self",
+    "/sys/devices/system/cpu",
+    "/sys/fs/cgroup",
+)
+SYSTEM_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/dev/urandom",
+    "/dev/random",
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+)
+
+
+def sandbox_self(forbidden: list[str], jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Restricts this process with Landlock (grader/landlock.py, loaded by path): it reads only the Python
+    installation, its packages, the system libraries and the submissions, writes only its private folder and
+    the compilation cache, and opens no TCP connection. A path that would expose a `forbidden` folder (the
+    course checkout, which holds the solutions) is never allowed. Returns what held."""
+    spec = importlib.util.spec_from_file_location("_grader_landlock", Path(__file__).with_name("landlock.py"))
+    landlock = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(landlock)
+    closed = [os.path.realpath(path) for path in forbidden]
+
+    def exposes(path: str) -> bool:
+        real = os.path.realpath(path).rstrip(os.sep) + os.sep
+        return any((folder + os.sep).startswith(real) for folder in closed)
+
+    installed = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *filter(None, sys.path)}
+    read = [path for path in sorted(installed | set(SYSTEM_READ)) if not exposes(path)]
+    devices = [str(path) for path in Path("/dev").glob("nvidia*")] + ["/dev/null", "/dev/dri"]
+    read_write = [os.getcwd(), *filter(None, [os.environ.get("JAX_COMPILATION_CACHE_DIR")]), *devices]
+    files = [job["path"] for job in jobs] + list(SYSTEM_FILES)
+    try:
+        return landlock.restrict(read, read_write, files)
+    except Exception as exc:  # never a reason not to grade: the report says the sandbox did not hold
+        return landlock.unavailable(f"the sandbox failed to start: {exc}")
+
+
 def _rejection(exc: BaseException, harness: ModuleType | None) -> dict[str, Any] | None:
     """Describes a harness's verdict that what the learner wrote fails the problem's check, else None."""
     rejected = getattr(harness, "Rejected", None)
@@ -311,16 +369,27 @@ def main(argv: list[str]) -> None:
     if request["block_imports"]:
         sys.meta_path.insert(0, _BlockImports(request["block_imports"]))
     workdir = os.getcwd()  # learner code may change directory; its output files stay here
+    harnesses = _load_harnesses(request["jobs"])  # course code, read before the sandbox closes the course
+    sandbox = request.get("sandbox")
+    if sandbox is not None:
+        held = sandbox_self(sandbox["forbidden"], request["jobs"])
+        channel.send(event="sandbox", **held)
+        if sandbox["required"] and not held["filesystem"]:
+            message = f"the sandbox is required (--require-sandbox) but did not hold: {held['reason']}"
+            for job in request["jobs"]:
+                channel.send(event="load", label=job["label"], **_load_failure("sandbox", message, ""))
+            os._exit(0)
     for number, job in enumerate(request["jobs"]):
         if number and job["problem"] != request["jobs"][number - 1]["problem"]:
             _forget_compiled()  # files of one problem (a reference and its pitfalls) share their kernels
         _redirect_output(workdir, number)
         label, path = job["label"], Path(job["path"])
-        try:
-            harness = load_harness(job.get("harness"))
-        except BaseException as exc:  # course code: reported as the job's failure, never the learner's
-            detail = "".join(traceback.format_exception(exc))
-            channel.send(event="load", label=label, **_load_failure("harness", f"harness: {exc}", detail))
+        harness = harnesses.get(job.get("harness") or "")
+        if isinstance(
+            harness, BaseException
+        ):  # course code: reported as the job's failure, never the learner's
+            detail = "".join(traceback.format_exception(harness))
+            channel.send(event="load", label=label, **_load_failure("harness", f"harness: {harness}", detail))
             continue
         start = time.perf_counter()
         fn, failure = load_function(path, job["function"], job["parameters"], f"submission_{number}")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import traceback
@@ -16,7 +17,7 @@ from grader.errors import GraderError, UsageError
 from grader.export import export_course
 from grader.grading import Grader
 from grader.hints import load_hints
-from grader.isolation import Limits, describe_size
+from grader.isolation import REQUIRE_SANDBOX_ENV, Limits, check_sandbox_required, describe_size
 from grader.problems import Course, Problem, find_course
 from grader.report import FORMATS, render
 from grader.report.gradescope import VISIBILITIES
@@ -29,10 +30,11 @@ USAGE = """\
 grade list [--root DIR]
        grade hint ID [--level N] [--root DIR]
        grade ID... | --all [--root DIR] [--submission FILE] [--format FORMAT[=FILE]]... [--timeout SECONDS]
-                         [--memory-limit SIZE] [--low-memory] [--gradescope-visibility VISIBILITY]
+                         [--memory-limit SIZE] [--low-memory] [--require-sandbox]
+                         [--gradescope-visibility VISIBILITY]
        grade export DEST
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
-                   [--low-memory]
+                   [--low-memory] [--require-sandbox]
        grade check ID... | --all [--secrets N] [--families]
        grade new ID
 FORMAT is one of: text, json, junit, gradescope, github"""
@@ -231,10 +233,19 @@ def _write_report(path: Path, text: str) -> None:
 def _grader(course: Course, args: argparse.Namespace) -> Grader:
     """The grader that the limit options (`_limit_options`) and $GRADE_SECRET ask for."""
     limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
+    if args.require_sandbox:
+        limits = dataclasses.replace(limits, require_sandbox=True)
+    check_sandbox_required(limits)
     return Grader(course, secret=take_secret(), limits=limits, low_memory=args.low_memory)
 
 
 def _limit_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help=f"grade nothing where neither Landlock nor $GRADE_SANDBOX protects the learner's code "
+        f"(also ${REQUIRE_SANDBOX_ENV}=1)",
+    )
     parser.add_argument(
         "--low-memory",
         action="store_true",

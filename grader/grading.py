@@ -29,7 +29,7 @@ from grader.isolation import (
 from grader.naming import name_mistake, naming_label, rejections
 from grader.problems import Course, Problem
 from grader.protocol import Raised, decode_raised, decode_returned
-from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status
+from grader.results import CaseResult, MatchedPitfall, ProblemResult, Sandbox, Status
 from grader.stored import StoredOutputs, load_stored
 from grader.trusted import (
     REFERENCE,
@@ -277,19 +277,22 @@ class Grader:
         return results
 
     def grade_function(self, problem: Problem, fn: Callable) -> ProblemResult:
-        """Grades a function object in this process (for notebooks); the reference still runs isolated."""
+        """Grades a function object in this process (for notebooks), on the practice cases only: learner code
+        in this process could read anything it holds, so a grader with a secret refuses. The reference still
+        runs isolated."""
+        if self.secret is not None:
+            raise UsageError("a function object is graded in this process, on the practice cases only")
         start = time.monotonic()
-        cases = make_cases(problem, self.secret)
+        cases = make_cases(problem)
         references = self._references([problem], {problem.id: cases})
         outcome = _call_in_process(problem, fn, cases)
-        practice = make_cases(problem) if self.secret else cases
-        run = (lambda: _call_in_process(problem, fn, practice)) if self.secret else None
+        outcome.sandbox = {"reason": "called in this process by grade_function, on the practice cases only"}
         try:
             expected = self._expected(outcome, references, problem)
         finally:
             references.cancel()
         name = getattr(fn, "__qualname__", repr(fn))
-        namer = self._namer(problem, practice, outcome, run)
+        namer = self._namer(problem, cases, outcome, None)
         return self._result(problem, cases, outcome, expected, f"<function {name}>", namer, start)
 
     def _namer(
@@ -357,6 +360,7 @@ class Grader:
             stdout=outcome.stdout,
             stderr=outcome.stderr,
             seconds=time.monotonic() - start,
+            sandbox=Sandbox.from_dict(outcome.sandbox) if outcome.sandbox is not None else None,
         )
 
 

@@ -8,6 +8,7 @@ verdict.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import importlib.metadata
 import json
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.cases import Case
-from grader.errors import CourseError
+from grader.errors import CourseError, UsageError
 from grader.problems import Problem
 from grader.protocol import Raised, Returned, decode_raised, decode_returned
 from grader.results import output_cut_marker
@@ -37,6 +38,8 @@ BLOCKED_IMPORTS = ["grader", "solutions"]
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
 CACHE_ENV = "GRADE_CACHE_DIR"
 SANDBOX_ENV = "GRADE_SANDBOX"  # a command that runs learner code in an OS sandbox (README: high stakes)
+LANDLOCK_ENV = "GRADE_LANDLOCK"  # "off": learner children do not restrict themselves with Landlock
+REQUIRE_SANDBOX_ENV = "GRADE_REQUIRE_SANDBOX"  # "1": grade nothing where no sandbox held
 OUTPUT_HEAD, OUTPUT_TAIL = 4_000, 12_000  # what a report keeps of a child's stdout or stderr
 WATCH_INTERVAL = 0.1  # seconds between checks of the child's memory
 MAX_LINE = 64 << 20
@@ -61,6 +64,12 @@ class Limits:
     memory_bytes: int | None = 4 * GIB
     output_bytes: int = 64 << 20
     cpu_time: float | None = None
+    # Learner children restrict themselves with Landlock (grader/landlock.py) unless GRADE_LANDLOCK=off;
+    # with `require_sandbox` (--require-sandbox, GRADE_REQUIRE_SANDBOX=1) a child in which neither Landlock
+    # nor GRADE_SANDBOX holds grades nothing: every problem is an error that says why.
+    landlock: bool = field(default_factory=lambda: os.environ.get(LANDLOCK_ENV, "").lower() != "off")
+    require_sandbox: bool = field(default_factory=lambda: os.environ.get(REQUIRE_SANDBOX_ENV, "") == "1")
+    landlock_course: bool = False  # the course's own files too (grade check runs each as a learner's would)
 
     def cpu_seconds(self, cases: int) -> int:
         if self.cpu_time is not None:
@@ -104,20 +113,65 @@ def address_space_limit(limits: Limits) -> int | None:
     return None if _gpu_plugin_installed() else limits.memory_bytes
 
 
-def _session_members(session: int) -> list[int]:
-    """Returns the processes of a session: the child, and whatever it started that did not leave."""
-    members = []
+def _processes() -> list[tuple[int, int, int]]:
+    """Returns (pid, parent pid, session) of every process this user can see."""
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
             fields = stat[stat.rindex(")") + 2 :].split()  # state ppid pgrp session ...
-            if int(fields[3]) == session:
-                members.append(int(entry.name))
+            found.append((int(entry.name), int(fields[1]), int(fields[3])))
         except (OSError, ValueError, IndexError):
             continue  # gone, or not ours to read
-    return members
+    return found
+
+
+def _session_members(session: int) -> list[int]:
+    """Returns the processes of a session: the child, and whatever it started that did not leave."""
+    return [pid for pid, _, sid in _processes() if sid == session]
+
+
+# Children this process started and has not reaped; guarded by _CHILDREN_LOCK, which is held from before a
+# child is started until its pid is recorded, so that an orphan hunt never takes a new child for an orphan.
+_OWN_CHILDREN: set[int] = set()
+_CHILDREN_LOCK = threading.Lock()
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> None:
+    """Makes this process the subreaper of everything it starts (Linux 3.4 and later): a process that leaves
+    its child's session with setsid() and loses its parent is then reparented here, not to init, where
+    `_kill_orphans` finds it."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _kill_orphans() -> None:
+    """Kills and reaps the processes reparented to this process (see `_become_subreaper`): whatever learner
+    code left behind outside its child's session. Repeats until none is left, so that one that forks while
+    it is being killed is found too. A process in this process's own session (what its caller started
+    itself, a test runner's subprocess say) is never touched."""
+    if not sys.platform.startswith("linux"):
+        return
+    me, my_session = os.getpid(), os.getsid(0)
+    for _ in range(50):
+        with _CHILDREN_LOCK:
+            orphans = [
+                pid
+                for pid, parent, session in _processes()
+                if parent == me and session != my_session and pid not in _OWN_CHILDREN
+            ]
+            for pid in orphans:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        if not orphans:
+            return
+        for pid in orphans:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
 
 
 def _resident_bytes(session: int) -> int:
@@ -159,6 +213,7 @@ class RunOutcome:
     stopped_in_case: int | None = None
     stdout: str = ""
     stderr: str = ""
+    sandbox: dict | None = None  # what protected the child that ran it (IsolatedRun._sandbox_state)
 
 
 def cache_root() -> Path | None:
@@ -202,6 +257,16 @@ def sandbox_prefix(problem: Problem) -> list[str]:
             word = word.replace(placeholder, path)
         words.append(word)
     return words
+
+
+def check_sandbox_required(limits: Limits) -> None:
+    """Raises UsageError when a sandbox is required but switched off with no GRADE_SANDBOX to stand in; a
+    kernel without Landlock is found by the child itself, which then grades nothing (grader/child.py)."""
+    if limits.require_sandbox and not limits.landlock and not _sandbox_words():
+        raise UsageError(
+            f"a sandbox is required (--require-sandbox or {REQUIRE_SANDBOX_ENV}=1), but Landlock is switched "
+            f"off ({LANDLOCK_ENV}=off) and {SANDBOX_ENV} is not set"
+        )
 
 
 def check_sandbox() -> None:
@@ -320,6 +385,7 @@ class IsolatedRun:
         self._over = {job.label: threading.Event() for job in jobs}
         self._process: subprocess.Popen | None = None
         self._cancelled = threading.Event()
+        self.sandbox: dict = {}
 
     def start(self) -> IsolatedRun:
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -369,6 +435,7 @@ class IsolatedRun:
                     for job in jobs
                 ],
                 "block_imports": [] if self.trusted else BLOCKED_IMPORTS,
+                "sandbox": self._landlock_request(jobs),
                 "limits": {
                     "address_space": address_space_limit(self.limits),
                     "file_size": self.limits.output_bytes,
@@ -376,6 +443,30 @@ class IsolatedRun:
                 },
             }
         )
+
+    def _landlock_request(self, jobs: list[Job]) -> dict | None:
+        """What the child needs to restrict itself with Landlock: the folders it must never read (the course
+        checkouts, which hold the solutions); None for the course's own code or when switched off."""
+        if not self.limits.landlock or (self.trusted and not self.limits.landlock_course):
+            return None
+        courses = sorted({str(job.problem.directory.parent.parent) for job in jobs})
+        return {"forbidden": courses, "required": self.limits.require_sandbox and not self._sandbox()}
+
+    def _sandbox_state(self) -> dict:
+        """What protects this run's children before they report: nothing, and why."""
+        command = " ".join(self._sandbox())
+        if not self.limits.landlock:
+            reason = f"switched off: {LANDLOCK_ENV}=off"
+        else:
+            reason = "the child stopped before it reported its sandbox"
+        return {
+            "abi": 0,
+            "filesystem": False,
+            "network": False,
+            "signals": False,
+            "reason": reason,
+            "command": command,
+        }
 
     def _cpu_seconds(self, jobs: list[Job]) -> int:
         """The CPU-time limit of a child that runs `jobs`."""
@@ -413,7 +504,8 @@ class IsolatedRun:
         # Before its first job the child writes here (JAX's own warnings); each job then writes to files of
         # its own (grader/child.py), so that prints show up in the report of the problem that made them.
         stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
-        with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
+        _become_subreaper()
+        with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr, _CHILDREN_LOCK:
             process = subprocess.Popen(
                 [
                     *prefix,
@@ -432,7 +524,9 @@ class IsolatedRun:
                 env=_child_env(workdir, self.trusted, sandboxed=bool(prefix)),
                 start_new_session=True,
             )
+            _OWN_CHILDREN.add(process.pid)
         self._process = process
+        self.sandbox, self._sandbox_reported = self._sandbox_state(), False
         if self._cancelled.is_set():
             _kill_group(process)
         os.close(request_read)
@@ -454,6 +548,7 @@ class IsolatedRun:
     def _finish(self, job: Job, workdir: Path, number: int) -> None:
         """Attaches what the job printed to its outcome and makes the outcome available."""
         outcome = self._outcomes[job.label]
+        outcome.sandbox = dict(self.sandbox)
         before = (
             [_read_capped(workdir / name) for name in (".stdout", ".stderr")] if number == 0 else ["", ""]
         )
@@ -481,6 +576,12 @@ class IsolatedRun:
                 if event in ("timeout", "memory", None):
                     self._stop(process, outcome, position, expected, event, jobs)
                     return number + 1
+                if event.get("event") == "sandbox":
+                    # Sent before learner code runs: learner code could forge a later one, never an earlier.
+                    if not self._sandbox_reported:
+                        self.sandbox = {**self.sandbox, **_sandbox_event(event)}
+                        self._sandbox_reported = True
+                    continue
                 if event.get("label") != job.label:
                     continue  # garbage or events out of order: only the grader's protocol counts
                 if event.get("event") == "load" and position == -1:
@@ -543,6 +644,13 @@ class IsolatedRun:
             outcome.stopped_in_case = expected[position]
 
 
+def _sandbox_event(event: dict) -> dict:
+    """The protections a child reports (learner code has not run yet when it does), checked field by field."""
+    held = {key: event.get(key) is True for key in ("filesystem", "network", "signals")}
+    abi = event.get("abi")
+    return {**held, "abi": abi if isinstance(abi, int) else 0, "reason": str(event.get("reason", ""))[:300]}
+
+
 def _exit_status_unreaped(process: subprocess.Popen, timeout: float) -> int | None:
     """Waits up to `timeout` for the child to exit and returns its status as Popen would, without reaping
     it: while it is a zombie its pid (which names its process group and session) cannot be reused."""
@@ -572,3 +680,6 @@ def _kill_group(process: subprocess.Popen) -> None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
     process.wait()
+    with _CHILDREN_LOCK:
+        _OWN_CHILDREN.discard(process.pid)
+    _kill_orphans()

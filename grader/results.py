@@ -99,6 +99,56 @@ class CaseResult:
         return data
 
 
+_PROTECTIONS = ("filesystem", "network", "signals")
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """What protected the process that ran the learner's code: Landlock's restrictions as the child reported
+    them (the kernel's ABI, and for each of filesystem, network and signals whether it held), why Landlock
+    did not hold where it did not, and the GRADE_SANDBOX command around the child, if any."""
+
+    abi: int = 0
+    filesystem: bool = False
+    network: bool = False
+    signals: bool = False
+    reason: str = ""
+    command: str = ""
+
+    @classmethod
+    def from_dict(cls, held: dict[str, Any]) -> Sandbox:
+        return cls(
+            abi=int(held.get("abi", 0) or 0),
+            **{name: held.get(name) is True for name in _PROTECTIONS},
+            reason=str(held.get("reason", "")),
+            command=str(held.get("command", "")),
+        )
+
+    @property
+    def held(self) -> int:
+        return sum(getattr(self, name) for name in _PROTECTIONS)
+
+    def describe(self) -> str:
+        held = [name for name in _PROTECTIONS if getattr(self, name)]
+        missing = [name for name in _PROTECTIONS if not getattr(self, name)]
+        if held:
+            text = f"Landlock ABI {self.abi} restricted {', '.join(held)}"
+            if missing:
+                text += f" (not {', '.join(missing)}: this kernel's Landlock is too old for them)"
+        else:
+            text = f"no Landlock ({self.reason or 'not reported'})"
+        return text + (f"; GRADE_SANDBOX: {self.command}" if self.command else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "landlock_abi": self.abi,
+            **{name: getattr(self, name) for name in _PROTECTIONS},
+            "reason": self.reason,
+            "command": self.command,
+            "summary": self.describe(),
+        }
+
+
 @dataclass(frozen=True)
 class ProblemResult:
     """The verdict on one problem: `status` is pass only when every case passed."""
@@ -120,6 +170,7 @@ class ProblemResult:
     points: float = 1.0  # the problem's worth; a pass scores all of it, anything else nothing
     function: str = ""  # the function the statement asks for
     segments: tuple[str, ...] = ()  # the named parts of the output, in order (problem.toml `segments`)
+    sandbox: Sandbox | None = None  # None when no learner code ran (a missing stub)
 
     @property
     def passed(self) -> bool:
@@ -147,6 +198,7 @@ class ProblemResult:
             "seconds": round(self.seconds, 3),
             "points": self.points,
             "score": self.score,
+            "sandbox": self.sandbox.to_dict() if self.sandbox else None,
         }
 
 
@@ -169,6 +221,12 @@ class GradeReport:
     def points(self) -> float:
         return sum(result.points for result in self.problems)
 
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The weakest protection any problem of the report ran under; None when no learner code ran."""
+        ran = [result.sandbox for result in self.problems if result.sandbox is not None]
+        return min(ran, key=lambda sandbox: (sandbox.held, bool(sandbox.command))) if ran else None
+
     def to_dict(self) -> dict[str, Any]:
         counts = {str(status): 0 for status in (Status.PASS, Status.FAIL, Status.ERROR)}
         for result in self.problems:
@@ -177,6 +235,7 @@ class GradeReport:
             "schema_version": SCHEMA_VERSION,
             "mode": self.mode,
             "summary": {"total": len(self.problems), **counts},
+            "sandbox": self.sandbox.to_dict() if self.sandbox else None,
             "problems": [result.to_dict() for result in self.problems],
         }
 

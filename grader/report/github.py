@@ -130,7 +130,8 @@ def render_step_summary(report: GradeReport) -> str:
     )
     table = ["| Problem | Status | Score | Why |", "| --- | --- | --- | --- |"]
     table += [_row(result) for result in report.problems]
-    return "\n".join([heading, "", *table, *_pitfall_lines(report)]) + "\n"
+    sandbox = [] if report.sandbox is None else ["", f"Sandbox: {inline(report.sandbox.describe())}."]
+    return "\n".join([heading, "", *table, *_pitfall_lines(report), *sandbox]) + "\n"
 
 
 def append_step_summary(report: GradeReport, environ: Mapping[str, str] = os.environ) -> None:

@@ -26,6 +26,8 @@ def _summary(report: GradeReport, visibility: str) -> str:
         f"Graded {len(report.problems)} problem(s) on {report.mode} cases: "
         f"{report.score:g} of {report.points:g} points."
     )
+    if report.sandbox is not None:
+        head += f"\nSandbox: {report.sandbox.describe()}."
     if visibility != "visible":
         return f"{head}\n{_WHEN_SHOWN[visibility]}\n"
     lines = [f"{result.problem}: {result.status} - {result.message}" for result in report.problems]

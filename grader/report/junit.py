@@ -71,6 +71,8 @@ def _properties(suite: ET.Element, result: ProblemResult, mode: str) -> None:
     values = dict(mode=mode, status=result.status, message=result.message, submission=result.submission)
     if result.pitfall:
         values["pitfall"] = result.pitfall.name
+    if result.sandbox is not None:
+        values["sandbox"] = result.sandbox.describe()
     properties = _element(suite, "properties")
     for name, value in values.items():
         _element(properties, "property", name=name, value=value)

@@ -137,6 +137,8 @@ def render_problem(result: ProblemResult, mode: str, color: bool = False) -> str
     lines.append(
         f"  {_badge(result.status, color)} {result.problem}: {result.message} ({result.seconds:.1f} s)"
     )
+    if result.sandbox is not None:
+        lines.append(f"  sandbox: {result.sandbox.describe()}")
     return "\n".join(lines)
 
 

@@ -1,8 +1,9 @@
-"""Expect: pass: all 4 cases within the tolerance"""
+"""Expect: error: no reference solution within reach"""
 
 # Finds the course's reference solution by path and calls it: no import, so the import blocker cannot see
-# it. A child running as the grader's own user can read what the grader reads; this passes unless the
-# instructor runs learner code in an OS sandbox (GRADE_SANDBOX, see the README), where it is an error.
+# it. A child running as the grader's own user could read what the grader reads; Landlock (on by default)
+# refuses the read, and so does an OS sandbox (GRADE_SANDBOX, see the README). With GRADE_LANDLOCK=off and
+# no GRADE_SANDBOX it passes.
 
 import os
 import subprocess
@@ -21,11 +22,17 @@ def _places() -> list[Path]:
 def _reference_source() -> str:
     for folder in _places():
         if (folder / "solutions").is_dir():  # a sandbox may have mounted an empty folder over it
-            subprocess.run(["umount", str(folder / "solutions")], capture_output=True)
+            try:
+                subprocess.run(["umount", str(folder / "solutions")], capture_output=True)
+            except OSError:
+                pass  # no umount within reach either
     for folder in _places():
         candidate = folder / "solutions" / "toy.py"
         if candidate.is_file():
-            return candidate.read_text()
+            try:
+                return candidate.read_text()
+            except OSError as exc:  # Landlock: there, but not readable
+                raise FileNotFoundError(f"no reference solution within reach: {exc}") from None
     raise FileNotFoundError("no reference solution within reach")
 
 

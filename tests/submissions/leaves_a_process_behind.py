@@ -1,11 +1,18 @@
 """Expect: pass: all 4 cases within the tolerance"""
 
-import subprocess
+import ctypes
+import os
+import time
 
 import numpy as np
 
-# A process in its own process group, meant to outlive the grading; the grader ends it with the run.
-subprocess.Popen(["sleep", "1234.5"], process_group=0)
+# A process in its own process group, meant to outlive the grading; the grader ends it with the run. It
+# names itself (what /proc/<pid>/comm shows) so that the tests can look for it.
+if os.fork() == 0:
+    os.setpgid(0, 0)
+    ctypes.CDLL(None).prctl(15, b"left-behind", 0, 0, 0)  # PR_SET_NAME
+    time.sleep(1234.5)
+    os._exit(0)
 
 
 def scaled_sum(x, scale):

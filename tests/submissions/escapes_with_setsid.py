@@ -1,0 +1,21 @@
+"""Expect: pass: all 4 cases within the tolerance"""
+
+import ctypes
+import os
+import time
+
+import numpy as np
+
+# Leaves the child's session with setsid() and forks again, so that the process left behind belongs to no
+# session, process group or parent of the grader's: only a subreaper (the grader) still finds it. It names
+# itself (what /proc/<pid>/comm shows) so that the tests can look for it.
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        ctypes.CDLL(None).prctl(15, b"escaped-setsid", 0, 0, 0)  # PR_SET_NAME
+        time.sleep(1234.5)
+    os._exit(0)
+
+
+def scaled_sum(x, scale):
+    return np.array([x.sum() * scale, x.max()], dtype=np.float32)
