@@ -15,6 +15,8 @@ from solutions/variants), with its own compilation and output caches in a tempor
   in three hand in a named mistake, each problem's pitfall files in turn);
 - one problem at a time in hidden mode, caches warm: each problem's first correct variant against its
   pitfall files in turn (a wrong answer must cost at most 1.3 times a right one);
+- the sandbox's cost: one problem, caches warm, with Landlock (the default) and with GRADE_LANDLOCK=off,
+  interleaved (at most 5% more);
 - a fresh Gradescope container: every problem in hidden mode with the course's caches warm (as setup.sh
   leaves them) and the submissions' compilation cache empty, against the submissions alone on the same
   hidden cases (at most 1.2 times).
@@ -72,6 +74,7 @@ for problem in course.problems():
 GOALS = {"all_cold": 10.0, "one_warm": 2.0, "batch_per_item": 1.0}
 WRONG_OVER_RIGHT = 1.3  # a wrong submission graded in hidden mode, against a right one
 CONTAINER_OVER_ALONE = 1.2  # a fresh Gradescope container's grade, against the submissions alone
+SANDBOX_COST = 1.05  # one problem graded warm with Landlock (the default), against GRADE_LANDLOCK=off
 RSS_GOAL_MB = 700
 
 
@@ -180,6 +183,23 @@ def main() -> int:
         rows.append((f"grade --all ({len(problems)} problems), warm caches", warm, None))
         one = median([grade, problems[0].id, "--root", str(checkout)], env)
         rows.append((f"grade {problems[0].id}, warm caches", one, GOALS["one_warm"]))
+        # The sandbox's cost: the same command with Landlock and without, interleaved, median of 7 each.
+        single = [grade, problems[0].id, "--root", str(checkout)]
+        paired = [
+            (measure(single, env, ROOT), measure(single, env | {"GRADE_LANDLOCK": "off"}, ROOT))
+            for _ in range(max(7, args.repeat))
+        ]
+        landlock_on = sorted((on for on, _ in paired), key=lambda m: m.seconds)[len(paired) // 2]
+        landlock_off = sorted((off for _, off in paired), key=lambda m: m.seconds)[len(paired) // 2]
+        rows.append((f"grade {problems[0].id}, warm, Landlock (median of {len(paired)})", landlock_on, None))
+        rows.append((f"grade {problems[0].id}, warm, GRADE_LANDLOCK=off", landlock_off, None))
+        ratios.append(
+            (
+                "sandbox cost: Landlock on / off, one problem warm",
+                landlock_on.seconds / landlock_off.seconds,
+                SANDBOX_COST,
+            )
+        )
         roster = scratch / "roster"
         for number in range(args.learners):
             shutil.copytree(checkout, roster / f"learner{number:02d}")
