@@ -237,6 +237,7 @@ SYSTEM_READ = (
     "/usr/local/lib",
     "/usr/share/zoneinfo",
     "/proc/self",
+    "/usr/local/cuda",  # ptxas and libdevice, where XLA's GPU backend looks for them
     "/sys/devices/system/cpu",
     "/sys/fs/cgroup",
 )
@@ -363,7 +364,7 @@ def main(argv: list[str]) -> None:
         request = pickle.load(source)  # written by the grader, never by learner code
     channel = _Channel(result_fd)
     apply_limits(request.get("limits", {}))
-    import jax  # noqa: F401  (imported before learner code, so its cost is not the learner's)
+    import jax  # imported before learner code, so its cost is not the learner's
     import numpy  # noqa: F401
 
     if request["block_imports"]:
@@ -372,6 +373,7 @@ def main(argv: list[str]) -> None:
     harnesses = _load_harnesses(request["jobs"])  # course code, read before the sandbox closes the course
     sandbox = request.get("sandbox")
     if sandbox is not None:
+        jax.devices()  # the backend starts before the sandbox closes: a GPU runtime reads /proc and /sys
         held = sandbox_self(sandbox["forbidden"], request["jobs"])
         channel.send(event="sandbox", **held)
         if sandbox["required"] and not held["filesystem"]:
