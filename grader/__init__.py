@@ -17,7 +17,7 @@ from typing import Any
 from grader.cases import SECRET_ENV, make_cases
 from grader.errors import UsageError
 from grader.grading import Grader
-from grader.isolation import Limits
+from grader.limits import Limits
 from grader.problems import find_course
 from grader.results import CaseResult, GradeReport, MatchedPitfall, ProblemResult, Status
 from grader.secret import take_secret

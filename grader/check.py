@@ -21,7 +21,7 @@ from grader.diagnose import diagnose
 from grader.discrimination import Row, Table, case_blocks, discrimination_tables, table_files
 from grader.grading import Grader
 from grader.hints import load_hints
-from grader.isolation import Limits
+from grader.limits import Limits
 from grader.problems import Course, Problem, pitfall_name
 from grader.protocol import Returned
 from grader.results import Status

@@ -17,14 +17,16 @@ from grader.errors import GraderError, UsageError
 from grader.export import export_course
 from grader.grading import Grader
 from grader.hints import load_hints
-from grader.isolation import REQUIRE_SANDBOX_ENV, Limits, check_sandbox_required, describe_size
+from grader.limits import Limits, describe_size
 from grader.problems import Course, Problem, find_course
 from grader.report import FORMATS, render
 from grader.report.gradescope import VISIBILITIES
 from grader.report.plain_text import render_problem
 from grader.results import GradeReport, ProblemResult, Status
+from grader.sandbox import check_sandbox_required
 from grader.scaffold import new_problem
 from grader.secret import take_secret
+from grader.settings import REQUIRE_SANDBOX_ENV
 
 USAGE = """\
 grade list [--root DIR]

@@ -17,7 +17,7 @@ import numpy as np
 from grader.cases import Case, make_cases
 from grader.compare import compare_outputs
 from grader.errors import CourseError
-from grader.isolation import Limits
+from grader.limits import Limits
 from grader.problems import Course, Problem, find_course
 from grader.protocol import Returned
 from grader.trusted import (

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from grader.cases import make_cases
 from grader.errors import CourseError, UsageError
-from grader.isolation import Limits
+from grader.limits import Limits
 from grader.problems import Course
 from grader.stored import write_stored
 from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise

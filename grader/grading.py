@@ -16,20 +16,14 @@ from grader.cases import SECRET_ENV, Case, describe_inputs, make_cases
 from grader.child import call_case, load_harness
 from grader.compare import compare_outputs
 from grader.errors import CourseError, UsageError
-from grader.isolation import (
-    CaseOutcome,
-    IsolatedRun,
-    Job,
-    Limits,
-    LoadFailure,
-    RunOutcome,
-    check_sandbox,
-    describe_size,
-)
+from grader.isolation import IsolatedRun, Job
+from grader.limits import Limits, describe_size
 from grader.naming import name_mistake, naming_label, rejections
+from grader.outcomes import CaseOutcome, LoadFailure, RunOutcome
 from grader.problems import Course, Problem
 from grader.protocol import Raised, decode_raised, decode_returned
 from grader.results import CaseResult, MatchedPitfall, ProblemResult, Sandbox, Status
+from grader.sandbox import check_sandbox
 from grader.stored import StoredOutputs, load_stored
 from grader.trusted import (
     REFERENCE,

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 
 from grader.cases import Case
 from grader.diagnose import diagnose
-from grader.isolation import Limits, RunOutcome
+from grader.limits import Limits
+from grader.outcomes import RunOutcome
 from grader.problems import Course, Problem
 from grader.results import MatchedPitfall
 from grader.stored import StoredOutputs

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from grader.cases import Case, inputs_digest
-from grader.isolation import PASSED_ENV, cache_root, installed_packages
+from grader.packages import installed_packages
+from grader.settings import PASSED_ENV, cache_root
 
 DEVICE_ENV = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
 assert set(DEVICE_ENV) <= set(PASSED_ENV), "the children see the variables the key is made of"

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
+import os
+import select
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+WATCH_INTERVAL = 0.1  # seconds between checks of the child's memory while waiting for an event
+MAX_LINE = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -102,3 +109,39 @@ def decode_raised(message: object) -> Raised:
         rejected=message.get("rejected") is True,
         pitfall=_text(message, "pitfall", 100),
     )
+
+
+class EventReader:
+    """Reads JSON lines from the result pipe with a deadline per read."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+        self.closed = False
+
+    def next_event(self, deadline: float, over_memory) -> dict | str | None:
+        """Returns the next event, None at end of stream, "timeout", or "memory" when `over_memory()`."""
+        while b"\n" not in self.buffer:
+            if self.closed:
+                return None
+            if over_memory():
+                return "memory"
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout"
+            ready, _, _ = select.select([self.fd], [], [], min(remaining, WATCH_INTERVAL))
+            if not ready:
+                continue
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                self.closed = True
+                continue
+            self.buffer += chunk
+            if len(self.buffer) > MAX_LINE and b"\n" not in self.buffer:
+                return None
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return {"event": "garbage"}
+        return event if isinstance(event, dict) else {"event": "garbage"}

@@ -15,7 +15,9 @@ import numpy as np
 from grader import output_cache
 from grader.cases import Case
 from grader.errors import CourseError
-from grader.isolation import IsolatedRun, Job, Limits, RunOutcome
+from grader.isolation import IsolatedRun, Job
+from grader.limits import Limits
+from grader.outcomes import RunOutcome
 from grader.problems import Problem
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.isolation import CACHE_ENV
 from grader.problems import Course
+from grader.settings import CACHE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = Course(ROOT)

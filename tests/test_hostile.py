@@ -19,7 +19,7 @@ import pytest
 from grader.cases import make_cases
 from grader.cli import main
 from grader.grading import Grader
-from grader.isolation import Limits
+from grader.limits import Limits
 from grader.report import FORMATS
 from grader.report.plain_text import render_problem
 from grader.results import Status

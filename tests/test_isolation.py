@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from grader.grading import Grader
-from grader.isolation import Limits, compilation_cache
+from grader.limits import Limits
 from grader.results import Status
+from grader.settings import compilation_cache
 
 
 @pytest.fixture

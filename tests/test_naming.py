@@ -7,7 +7,8 @@ import time
 
 from grader.cases import make_cases
 from grader.grading import Grader
-from grader.isolation import IsolatedRun, Job, Limits
+from grader.isolation import IsolatedRun, Job
+from grader.limits import Limits
 from grader.naming import naming_label
 from grader.results import Status
 

@@ -11,8 +11,9 @@ import pytest
 from grader import output_cache, trusted
 from grader.cases import make_cases
 from grader.grading import Grader
-from grader.isolation import CACHE_ENV, Limits
+from grader.limits import Limits
 from grader.results import Status
+from grader.settings import CACHE_ENV
 from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest
 
 

@@ -12,7 +12,7 @@ from conftest import COURSE, PROBLEMS, problem_params
 
 from grader.check import DEFAULT_SECRETS, PITFALL_AIM, VARIANT_AIM, Verdict, check_problems
 from grader.grading import Grader
-from grader.isolation import Limits
+from grader.limits import Limits
 from grader.results import Status
 
 

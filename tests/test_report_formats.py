@@ -314,7 +314,8 @@ def test_gradescope_real_report_over_two_problems(graded, validator):
     document = gradescope(report_of(graded["pitfall"], graded["toy_max"]), validator)
     assert [test["tags"][0] for test in document["tests"]] == ["toy", "toy_max"]
     assert document["score"] == 1.0
-    assert document["output"].count("\n") == 3  # the headline and a line per problem
+    assert document["output"].count("\n") == 4  # the headline, the sandbox and a line per problem
+    assert "Sandbox: Landlock" in document["output"] or "Sandbox: no Landlock" in document["output"]
 
 
 def test_gradescope_hidden_results_are_shown_after_the_due_date_by_default(graded, validator):

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from grader import grade_function, landlock
-from grader import isolation as isolation_module
+from grader import processes as processes_module
 from grader.errors import UsageError
 from grader.grading import Grader
-from grader.isolation import Limits
+from grader.limits import Limits
 from grader.results import Status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,8 +179,8 @@ def test_a_process_that_leaves_the_session_with_setsid_is_killed_with_the_run(to
     assert not _escaped(), "the process that left the session is still running"
 
     # The old behaviour: without the subreaper the process escapes the session-wide kill.
-    monkeypatch.setattr(isolation_module, "_become_subreaper", lambda: None)
-    ctypes.CDLL(None).prctl(isolation_module._PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    monkeypatch.setattr(processes_module, "become_subreaper", lambda: None)
+    ctypes.CDLL(None).prctl(processes_module._PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
     try:
         assert grader.grade_file(problem, FOLDER / "escapes_with_setsid.py").status is Status.PASS
         time.sleep(0.5)
@@ -190,7 +190,7 @@ def test_a_process_that_leaves_the_session_with_setsid_is_killed_with_the_run(to
         for pid in _escaped():
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        ctypes.CDLL(None).prctl(isolation_module._PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        ctypes.CDLL(None).prctl(processes_module._PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def test_a_function_passed_to_grade_function_never_observes_the_secret(toy_course, monkeypatch):

@@ -1,0 +1,22 @@
+"""What is installed beside the grader: distributions and their versions, read once."""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+
+
+@functools.cache
+def installed_packages() -> dict[str, str]:
+    """Returns the installed distributions, name (lower case, `-` for `_`) to version; read once."""
+    return {
+        (dist.metadata["Name"] or "").lower().replace("_", "-"): dist.version
+        for dist in importlib.metadata.distributions()
+    }
+
+
+def gpu_plugin_installed() -> bool:
+    """Whether a JAX GPU or TPU plugin is installed (its runtime reserves far more address space than it
+    uses)."""
+    plugins = ("jax-cuda", "jax-rocm", "jaxlib-cuda", "jax-tpu", "libtpu")
+    return any(name.startswith(plugins) for name in installed_packages())

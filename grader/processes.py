@@ -1,0 +1,134 @@
+"""The processes of a child and what it leaves behind: starting a child, finding its processes, killing them.
+
+A child runs in its own session; at the end of its run everything in that session is killed. A process that
+leaves the session with setsid() is reparented, when its parent dies, to the nearest subreaper: this
+process, once it has started a child, so it is found among this process's children and killed too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+
+def _processes() -> list[tuple[int, int, int]]:
+    """Returns (pid, parent pid, session) of every process this user can see."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+            fields = stat[stat.rindex(")") + 2 :].split()  # state ppid pgrp session ...
+            found.append((int(entry.name), int(fields[1]), int(fields[3])))
+        except (OSError, ValueError, IndexError):
+            continue  # gone, or not ours to read
+    return found
+
+
+def session_members(session: int) -> list[int]:
+    """Returns the processes of a session: the child, and whatever it started that did not leave."""
+    return [pid for pid, _, sid in _processes() if sid == session]
+
+
+_OWN_CHILDREN: set[int] = set()
+
+_CHILDREN_LOCK = threading.Lock()
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    """Makes this process the subreaper of everything it starts (Linux 3.4 and later): a process that leaves
+    its child's session with setsid() and loses its parent is then reparented here, not to init, where
+    `kill_orphans` finds it."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def kill_orphans() -> None:
+    """Kills and reaps the processes reparented to this process (see `become_subreaper`): whatever learner
+    code left behind outside its child's session. Repeats until none is left, so that one that forks while
+    it is being killed is found too. A process in this process's own session (what its caller started
+    itself, a test runner's subprocess say) is never touched."""
+    if not sys.platform.startswith("linux"):
+        return
+    me, my_session = os.getpid(), os.getsid(0)
+    for _ in range(50):
+        with _CHILDREN_LOCK:
+            orphans = [
+                pid
+                for pid, parent, session in _processes()
+                if parent == me and session != my_session and pid not in _OWN_CHILDREN
+            ]
+            for pid in orphans:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        if not orphans:
+            return
+        for pid in orphans:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+
+
+def resident_bytes(session: int) -> int:
+    """Returns the resident memory of a session's processes together, so that forking does not evade
+    the memory limit."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = 0
+    for pid in session_members(session):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int(Path(f"/proc/{pid}/statm").read_text(encoding="ascii").split()[1]) * page
+    return total
+
+
+def exit_status_unreaped(process: subprocess.Popen, timeout: float) -> int | None:
+    """Waits up to `timeout` for the child to exit and returns its status as Popen would, without reaping
+    it: while it is a zombie its pid (which names its process group and session) cannot be reused."""
+    deadline = time.monotonic() + timeout
+    while process.returncode is None:
+        try:
+            info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return None
+        if info is not None:
+            killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+            return -info.si_status if killed else info.si_status
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.01)
+    return process.returncode
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """Kills the child and every process left in its session, also one that left the child's process
+    group, and also after the child has exited (it is reaped only afterwards, so its ids stay ours)."""
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        if sys.platform.startswith("linux"):
+            for pid in session_members(process.pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+    process.wait()
+    with _CHILDREN_LOCK:
+        _OWN_CHILDREN.discard(process.pid)
+    kill_orphans()
+
+
+def start_child(argv: list[str], **options) -> subprocess.Popen:
+    """Starts a child in a session of its own, this process being its subreaper, and records it as ours
+    (so that `kill_orphans` never takes it for something a learner left behind)."""
+    become_subreaper()
+    with _CHILDREN_LOCK:
+        process = subprocess.Popen(argv, start_new_session=True, **options)
+        _OWN_CHILDREN.add(process.pid)
+    return process

@@ -1,0 +1,78 @@
+"""The sandboxes around learner code, as the grader sees them: the GRADE_SANDBOX command put before the
+child, and the Landlock restriction the child applies to itself (grader/child.py, grader/landlock.py):
+what the child is asked for, and what it reports."""
+
+from __future__ import annotations
+
+import shutil
+
+from grader.errors import CourseError, UsageError
+from grader.limits import Limits
+from grader.problems import Problem
+from grader.settings import LANDLOCK_ENV, REQUIRE_SANDBOX_ENV, SANDBOX_ENV, sandbox_words
+
+
+def sandbox_prefix(problem: Problem) -> list[str]:
+    """Returns the command put before a learner's child interpreter: $GRADE_SANDBOX with `{solutions}`
+    and `{course}` replaced by the course's folders; empty when unset."""
+    course = problem.directory.parent.parent
+    places = {"{course}": str(course), "{solutions}": str(course / "solutions")}
+    words = []
+    for word in sandbox_words():
+        for placeholder, path in places.items():
+            word = word.replace(placeholder, path)
+        words.append(word)
+    return words
+
+
+def check_sandbox_required(limits: Limits) -> None:
+    """Raises UsageError when a sandbox is required but switched off with no GRADE_SANDBOX to stand in; a
+    kernel without Landlock is found by the child itself, which then grades nothing (grader/child.py)."""
+    if limits.require_sandbox and not limits.landlock and not sandbox_words():
+        raise UsageError(
+            f"a sandbox is required (--require-sandbox or {REQUIRE_SANDBOX_ENV}=1), but Landlock is switched "
+            f"off ({LANDLOCK_ENV}=off) and {SANDBOX_ENV} is not set"
+        )
+
+
+def check_sandbox() -> None:
+    """Raises CourseError when $GRADE_SANDBOX is set but names a command that is not installed."""
+    words = sandbox_words()
+    if words and shutil.which(words[0]) is None:
+        raise CourseError(f"{SANDBOX_ENV} names {words[0]!r}, which is not installed")
+
+
+def landlock_request(
+    limits: Limits, problems: list[Problem], trusted: bool, prefix: list[str]
+) -> dict | None:
+    """What a child needs to restrict itself with Landlock: the folders it must never read (the course
+    checkouts, which hold the solutions); None for the course's own code (unless `landlock_course`) or when
+    switched off. With `require_sandbox` and no GRADE_SANDBOX the child grades nothing unless it holds."""
+    if not limits.landlock or (trusted and not limits.landlock_course):
+        return None
+    courses = sorted({str(problem.directory.parent.parent) for problem in problems})
+    return {"forbidden": courses, "required": limits.require_sandbox and not prefix}
+
+
+def unreported(limits: Limits, prefix: list[str]) -> dict:
+    """What protects a child before it reports its sandbox: no Landlock, and why; the GRADE_SANDBOX
+    command."""
+    if not limits.landlock:
+        reason = f"switched off: {LANDLOCK_ENV}=off"
+    else:
+        reason = "the child stopped before it reported its sandbox"
+    return {
+        "abi": 0,
+        "filesystem": False,
+        "network": False,
+        "signals": False,
+        "reason": reason,
+        "command": " ".join(prefix),
+    }
+
+
+def reported(event: dict) -> dict:
+    """The protections a child reports (learner code has not run yet when it does), checked field by field."""
+    held = {key: event.get(key) is True for key in ("filesystem", "network", "signals")}
+    abi = event.get("abi")
+    return {**held, "abi": abi if isinstance(abi, int) else 0, "reason": str(event.get("reason", ""))[:300]}
