@@ -601,3 +601,40 @@ def test_only_the_github_format_writes_the_step_summary(graded, tmp_path, monkey
         if fmt != "github":
             render(report_of(graded["pass"]), fmt)
     assert not summary.exists()
+
+
+REPORT_SCHEMA = Path(__file__).parent.parent / "schemas" / "grade_report.schema.json"
+
+
+@pytest.fixture(scope="module")
+def report_validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.mark.parametrize("mode", ["practice", "hidden"])
+def test_the_json_report_of_every_kind_of_real_result_follows_its_schema(graded, report_validator, mode):
+    missing = problem(Status.ERROR, message="no stub.py")  # a missing stub: no learner code, no sandbox
+    results = (*graded.values(), missing)
+    document = json.loads(render(report_of(*results, mode=mode), "json"))
+    report_validator.validate(document)
+    assert document["sandbox"] is not None and all(
+        p["status"] in ("pass", "fail", "error") for p in document["problems"]
+    )
+
+
+def test_the_json_report_schema_rejects_what_the_documentation_rules_out(graded, report_validator):
+    good = json.loads(render(report_of(graded["pitfall"]), "json"))
+    report_validator.validate(good)
+    (problem_doc,) = good["problems"]
+    bad = [
+        {key: value for key, value in good.items() if key != "sandbox"},
+        good | {"schema_version": 2},
+        good | {"problems": [problem_doc | {"status": "passed"}]},
+        good | {"problems": [problem_doc | {"cases": [problem_doc["cases"][0] | {"got": "0.5"}]}]},
+        good | {"unexpected": 1},
+    ]
+    for document in bad:
+        with pytest.raises(jsonschema.ValidationError):
+            report_validator.validate(document)
