@@ -19,7 +19,7 @@ from grader.grading import Grader
 from grader.hints import load_hints
 from grader.limits import Limits, describe_size
 from grader.problems import Course, Problem, find_course
-from grader.report import FORMATS, render
+from grader.report import FORMATS, write_file, write_reports
 from grader.report.gradescope import VISIBILITIES
 from grader.report.plain_text import render_problem
 from grader.results import GradeReport, ProblemResult, Status
@@ -39,7 +39,7 @@ grade list [--root DIR]
                    [--low-memory] [--require-sandbox]
        grade check ID... | --all [--secrets N] [--families]
        grade new ID
-FORMAT is one of: text, json, junit, gradescope, github"""
+FORMAT is one of: """ + ", ".join(FORMATS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -214,22 +214,10 @@ def _grade(argv: list[str]) -> int:
         grader.grade_files(todo, on_result=show_in_order)
     show_in_order()
     report = GradeReport(mode=grader.mode, problems=tuple(results))
-    options = {"hidden_visibility": args.gradescope_visibility}
-    for target, fmt in files.items():
-        _write_report(target, render(report, fmt, **options))
+    write_reports(report, stdout_format, files, args.gradescope_visibility)
     if stdout_format == "text" and len(results) > 1:
         print(f"{sum(r.passed for r in results)} of {len(results)} problems passed.")
-    elif stdout_format not in (None, "text"):
-        sys.stdout.write(render(report, stdout_format, **options))
     return 0 if report.passed else 1
-
-
-def _write_report(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
 
 
 def _grader(course: Course, args: argparse.Namespace) -> Grader:
@@ -302,8 +290,8 @@ def _batch(argv: list[str]) -> int:
 
     rows = batch.grade_roster(course, args.roster, grader, jobs=args.jobs, on_row=show)
     summary_path = args.out.with_suffix(".md")
-    _write_report(args.out, batch.gradebook_csv(rows))
-    _write_report(summary_path, batch.summary_markdown(rows, grader.mode))
+    write_file(args.out, batch.gradebook_csv(rows))
+    write_file(summary_path, batch.summary_markdown(rows, grader.mode))
     passed = sum(row.status == "pass" for row in rows)
     print(f"{len(rows)} rows graded ({passed} passed): {args.out}, summary in {summary_path}")
     broken = [row for row in rows if row.status == batch.GRADER_ERROR]

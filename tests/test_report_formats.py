@@ -3,6 +3,7 @@ of real grading runs of the toy course and on hand-built results for the edge ca
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -17,7 +18,7 @@ from conftest import TEST_SECRET, TOY_ROOT
 
 from grader.grading import Grader
 from grader.problems import Course
-from grader.report import FORMATS, render
+from grader.report import FORMATS, render, write_reports
 from grader.report.github import append_step_summary, render_github, render_step_summary
 from grader.report.gradescope import render_gradescope
 from grader.report.junit import render_junit
@@ -572,7 +573,7 @@ def test_github_step_summary_is_appended_to_the_file_named_by_the_environment(gr
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     report = report_of(graded["pitfall"])
     append_step_summary(report)
-    render(report, "github")
+    write_reports(report, "github", {}, stdout=io.StringIO())
     written = summary.read_text(encoding="utf-8")
     assert written.startswith("# earlier step\n")
     assert written.count(render_step_summary(report)) == 2
@@ -594,13 +595,20 @@ def test_github_step_summary_takes_an_explicit_environment(graded, tmp_path):
     assert "| toy_max: " in summary.read_text(encoding="utf-8")
 
 
-def test_only_the_github_format_writes_the_step_summary(graded, tmp_path, monkeypatch):
+def test_renderers_never_write_and_only_the_github_format_writes_the_step_summary(
+    graded, tmp_path, monkeypatch
+):
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     for fmt in FORMATS:
+        render(report_of(graded["pass"]), fmt)
+    assert not summary.exists(), "rendering wrote the step summary"
+    for fmt in FORMATS:
         if fmt != "github":
-            render(report_of(graded["pass"]), fmt)
+            write_reports(report_of(graded["pass"]), fmt, {tmp_path / f"r.{fmt}": fmt}, stdout=io.StringIO())
     assert not summary.exists()
+    write_reports(report_of(graded["pass"]), None, {tmp_path / "r.github": "github"})
+    assert summary.exists(), "a github report written to a file still appends the step summary"
 
 
 REPORT_SCHEMA = Path(__file__).parent.parent / "schemas" / "grade_report.schema.json"

@@ -1,7 +1,17 @@
-"""Writing a grading report in one of the supported formats."""
+"""The report formats, in one registry that the usage text, the parser and the dispatch all read, and the one
+function that writes a run's reports to their destinations (stdout, files, GitHub's step summary).
+
+Renderers return text and never write anything."""
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TextIO
+
+from grader.errors import UsageError
 from grader.report.github import append_step_summary, render_github
 from grader.report.gradescope import render_gradescope
 from grader.report.json_document import render_json
@@ -9,27 +19,59 @@ from grader.report.junit import render_junit
 from grader.report.plain_text import render_text
 from grader.results import GradeReport
 
-FORMATS = ("text", "json", "junit", "gradescope", "github")
+# name -> (renderer(report, color, hidden_visibility), one line for the usage text)
+_RENDERERS: dict[str, tuple[Callable[[GradeReport, bool, str], str], str]] = {
+    "text": (lambda report, color, _: render_text(report, color=color), "the report for people (default)"),
+    "json": (
+        lambda report, _, __: render_json(report),
+        "one JSON document (schemas/grade_report.schema.json)",
+    ),
+    "junit": (lambda report, _, __: render_junit(report), "JUnit XML, a test suite per problem"),
+    "gradescope": (lambda report, _, vis: render_gradescope(report, vis), "Gradescope's results.json"),
+    "github": (lambda report, _, __: render_github(report), "GitHub workflow commands and a step summary"),
+}
+FORMATS = tuple(_RENDERERS)
 
 
 def render(
     report: GradeReport, fmt: str, color: bool = False, hidden_visibility: str = "after_due_date"
 ) -> str:
-    """Returns the report as text for stdout in format `fmt` (one of FORMATS).
-
-    `hidden_visibility` is the Gradescope visibility of hidden-mode results. For "github" the Markdown
-    summary is also appended to $GITHUB_STEP_SUMMARY when that is set.
-    """
-    if fmt == "json":
-        return render_json(report)
-    if fmt == "junit":
-        return render_junit(report)
-    if fmt == "gradescope":
-        return render_gradescope(report, hidden_visibility)
-    if fmt == "github":
-        append_step_summary(report)
-        return render_github(report)
-    return render_text(report, color=color)
+    """Returns the report in format `fmt` (one of FORMATS); `hidden_visibility` is the Gradescope
+    visibility of hidden-mode results. Writes nothing."""
+    renderer, _ = _RENDERERS[fmt]
+    return renderer(report, color, hidden_visibility)
 
 
-__all__ = ["FORMATS", "render"]
+def describe_formats() -> str:
+    return "; ".join(f"{name}: {line}" for name, (_, line) in _RENDERERS.items())
+
+
+def write_file(path: Path, text: str) -> None:
+    """Writes a report (or a gradebook) to `path`, making its folder; a UsageError says why it could not."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
+
+
+def write_reports(
+    report: GradeReport,
+    to_stdout: str | None,
+    files: Mapping[Path, str],
+    hidden_visibility: str = "after_due_date",
+    stdout: TextIO | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> None:
+    """Writes every report of a run: `files` (path -> format), then the `to_stdout` format (None: none;
+    "text" is printed problem by problem as it is graded, so not here); with the github format anywhere, the
+    Markdown summary is appended to $GITHUB_STEP_SUMMARY when that is set."""
+    for path, fmt in files.items():
+        write_file(path, render(report, fmt, hidden_visibility=hidden_visibility))
+    if to_stdout not in (None, "text"):
+        (stdout or sys.stdout).write(render(report, to_stdout, hidden_visibility=hidden_visibility))
+    if "github" in (to_stdout, *files.values()):
+        append_step_summary(report, environ)
+
+
+__all__ = ["FORMATS", "describe_formats", "render", "write_file", "write_reports"]
