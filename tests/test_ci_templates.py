@@ -16,7 +16,8 @@ import jsonschema
 import pytest
 import yaml
 
-from grader.cli import _batch_parser, _grade_parser
+from grader.cli_course import batch_parser as _batch_parser
+from grader.cli_grade import grade_parser as _grade_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 CI = ROOT / "ci"

@@ -1,0 +1,176 @@
+"""The `grade` subcommands about the course rather than one learner's grade: list, hint, export, batch,
+and for problem authors check and new."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader import batch, progress
+from grader.check import DEFAULT_SECRETS, TODO_MARKER, Verdict, check_problems
+from grader.cli_options import USAGE, Parser, learner_root, limit_options, make_grader, root_option
+from grader.errors import UsageError
+from grader.export import export_course
+from grader.hints import load_hints
+from grader.problems import find_course
+from grader.report import write_file
+from grader.scaffold import new_problem
+
+
+def batch_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="grade batch",
+        usage=USAGE,
+        description="Grade every learner checkout in ROSTER_DIR on every problem; write a CSV gradebook "
+        "and a Markdown summary beside it. Exit status 0 when every row was graded (whatever the "
+        "learners' results), 2 when the course could not grade some row.",
+    )
+    parser.add_argument("roster", metavar="ROSTER_DIR", type=Path, help="one subfolder per learner")
+    parser.add_argument("--out", metavar="GRADEBOOK.csv", type=Path, required=True, help="the CSV to write")
+    parser.add_argument("--jobs", metavar="N", type=int, default=1, help="learners graded at once")
+    limit_options(parser)
+    return parser
+
+
+def _batch(argv: list[str]) -> int:
+    args = batch_parser().parse_args(argv)
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    course = find_course()
+    grader = make_grader(course, args)
+
+    def show(done: int, total: int, row: batch.Row) -> None:
+        print(
+            f"[{done:>{len(str(total))}}/{total}] {row.learner}/{row.problem}: {row.status} "
+            f"({row.seconds:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    rows = batch.grade_roster(course, args.roster, grader, jobs=args.jobs, on_row=show)
+    summary_path = args.out.with_suffix(".md")
+    write_file(args.out, batch.gradebook_csv(rows))
+    write_file(summary_path, batch.summary_markdown(rows, grader.mode))
+    passed = sum(row.status == "pass" for row in rows)
+    print(f"{len(rows)} rows graded ({passed} passed): {args.out}, summary in {summary_path}")
+    broken = [row for row in rows if row.status == batch.GRADER_ERROR]
+    if broken:
+        print(
+            f"grade: error: {len(broken)} rows could not be graded by the course; see {summary_path}",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+def _export(argv: list[str]) -> int:
+    parser = Parser(prog="grade export", usage=USAGE, description="Write a learner copy of the course.")
+    parser.add_argument("dest", metavar="DEST", type=Path, help="an absent or empty folder")
+    args = parser.parse_args(argv)
+    course = find_course()
+    for line in export_course(course, args.dest):
+        print(line, flush=True)
+    print(
+        f"Learner copy written to {args.dest}: problems, grader, pyproject.toml and README; no solutions and "
+        "no pitfall code. There: `pip install -e .` then `grade <id>` grades the practice cases."
+    )
+    return 0
+
+
+def _list(argv: list[str]) -> int:
+    parser = Parser(prog="grade list", usage=USAGE, description="List the problems and their status here.")
+    root_option(parser)
+    args = parser.parse_args(argv)
+    course = find_course()
+    root = learner_root(course, args.root)
+    problems = course.problems()
+    statuses = {problem.id: progress.status(root, problem) for problem in problems}
+    width = max(len(problem.id) for problem in problems)
+    title_width = max(len(problem.title) for problem in problems)
+    print(f"{'problem':<{width}}  {'title':<{title_width}}  status")
+    for problem in problems:
+        print(f"{problem.id:<{width}}  {problem.title:<{title_width}}  {statuses[problem.id]}")
+    passed = sum(state == "passed" for state in statuses.values())
+    print(f"\n{passed} of {len(problems)} passed.")
+    print("Read problems/<id>/README.md, edit problems/<id>/stub.py, then run `grade <id>`.")
+    return 0
+
+
+def _hint(argv: list[str]) -> int:
+    parser = Parser(prog="grade hint", usage=USAGE, description="Show the next hint for a problem.")
+    parser.add_argument("id", metavar="ID")
+    parser.add_argument("--level", type=int, metavar="N", help="show hint N (default: the next one)")
+    root_option(parser)
+    args = parser.parse_args(argv)
+    course = find_course()
+    problem = course.problem(args.id)
+    root = learner_root(course, args.root)
+    hints = load_hints(problem)
+    level = args.level or min(progress.hints_shown(root, problem) + 1, len(hints))
+    if not 1 <= level <= len(hints):
+        raise UsageError(f"{problem.id} has hints 1 to {len(hints)}")
+    progress.record_hint(root, problem, level)
+    print(f"{problem.id}, hint {level} of {len(hints)}:\n")
+    print(hints[level - 1])
+    if level < len(hints):
+        print(f"\n(`grade hint {problem.id}` again for hint {level + 1}.)")
+    return 0
+
+
+def _check(argv: list[str]) -> int:
+    parser = Parser(
+        prog="grade check",
+        usage=USAGE,
+        description="Check that problems are sound (for problem authors): complete files, the stub fails as "
+        "not implemented, the reference passes, every pitfall fails far from the reference and is named, "
+        "every correct variant passes. Exit status 0 when every problem checked is sound, 1 otherwise.",
+    )
+    parser.add_argument("ids", nargs="*", metavar="ID", help="problem ids (drafts included)")
+    parser.add_argument("--all", action="store_true", help="check every problem, drafts included")
+    parser.add_argument(
+        "--secrets",
+        type=int,
+        default=len(DEFAULT_SECRETS),
+        metavar="N",
+        help=f"how many secrets' hidden cases to measure on (default {len(DEFAULT_SECRETS)})",
+    )
+    parser.add_argument("--families", action="store_true", help="also print the ratios per case family")
+    args = parser.parse_args(argv)
+    if args.all == bool(args.ids):
+        raise UsageError("give problem ids or --all")
+    if args.secrets < 1:
+        raise UsageError("--secrets must be at least 1")
+    course = find_course()
+    problems = course.problems(drafts=True) if args.all else [course.problem(i) for i in args.ids]
+    secrets = [*DEFAULT_SECRETS, *(f"check-{n}" for n in range(len(DEFAULT_SECRETS) + 1, args.secrets + 1))]
+    checks = check_problems(course, problems, secrets[: args.secrets])
+    for check in checks:
+        print(check.render(families=args.families) + "\n", flush=True)
+    sound = sum(check.verdict is Verdict.OK for check in checks)
+    print(f"{sound} of {len(checks)} problems sound.")
+    return 0 if sound == len(checks) else 1
+
+
+def _new(argv: list[str]) -> int:
+    parser = Parser(prog="grade new", usage=USAGE, description="Write the skeleton of a new problem.")
+    parser.add_argument("id", metavar="ID", help="the new problem's id (lower case, digits, _)")
+    args = parser.parse_args(argv)
+    course = find_course()
+    for path in new_problem(course, args.id):
+        print(f"wrote {path.relative_to(course.root)}")
+    print(
+        f"\n{args.id} is a draft: fill in every {TODO_MARKER}, run `grade check {args.id}` until it is "
+        "sound, then remove `draft = true` from its problem.toml (see CONTRIBUTING.md)."
+    )
+    return 0
+
+
+COMMANDS = {
+    "list": _list,
+    "hint": _hint,
+    "export": _export,
+    "batch": _batch,
+    "check": _check,
+    "new": _new,
+}

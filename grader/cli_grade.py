@@ -1,0 +1,137 @@
+"""`grade ID... | --all`: grades submissions and reports each problem as soon as it is graded."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from grader import progress
+from grader.cases import SECRET_ENV
+from grader.cli_options import (
+    USAGE,
+    Parser,
+    destinations,
+    format_spec,
+    learner_root,
+    limit_options,
+    make_grader,
+    root_option,
+)
+from grader.errors import GraderError, UsageError
+from grader.hints import load_hints
+from grader.problems import Problem, find_course
+from grader.report import FORMATS, write_reports
+from grader.report.gradescope import VISIBILITIES
+from grader.report.plain_text import render_problem
+from grader.results import GradeReport, ProblemResult, Status
+
+
+def grade_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="grade",
+        usage=USAGE,
+        description="Grade mixed-precision exercises. Practice cases by default; hidden cases when "
+        f"${SECRET_ENV} is set. Exit status: 0 all passed, 1 something failed, 2 the command was wrong.",
+    )
+    parser.add_argument("ids", nargs="*", metavar="ID", help="problem ids (see `grade list`)")
+    parser.add_argument("--all", action="store_true", help="grade every problem")
+    root_option(parser)
+    parser.add_argument("--submission", metavar="FILE", type=Path, help="grade this file instead of the stub")
+    parser.add_argument(
+        "--format",
+        action="append",
+        type=format_spec,
+        metavar="FORMAT[=FILE]",
+        help=f"report format ({', '.join(FORMATS)}; default text), to stdout or, with =FILE, to a file; "
+        "repeat it for several reports from one run",
+    )
+    parser.add_argument(
+        "--gradescope-visibility",
+        choices=VISIBILITIES,
+        default="after_due_date",
+        help="when learners see hidden-case results in the gradescope format (default: after_due_date)",
+    )
+    limit_options(parser)
+    return parser
+
+
+def _color() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _hint_footer(problem: Problem, root: Path) -> str:
+    try:
+        total = len(load_hints(problem))
+    except GraderError:
+        return ""
+    shown = progress.hints_shown(root, problem)
+    if total == 0 or shown >= total:
+        return ""
+    return f"  Stuck? `grade hint {problem.id}` shows hint {shown + 1} of {total}."
+
+
+def _missing_stub(problem: Problem, path: Path) -> ProblemResult:
+    return ProblemResult(
+        problem=problem.id,
+        title=problem.title,
+        status=Status.ERROR,
+        submission=str(path),
+        message=f"no submission file at {path}",
+        rtol=problem.tolerance.rtol,
+        atol=problem.tolerance.atol,
+        points=problem.points,
+        function=problem.function,
+    )
+
+
+def run_grade(argv: list[str]) -> int:
+    args = grade_parser().parse_args(argv)
+    course = find_course()
+    if args.all and args.ids:
+        raise UsageError("give problem ids or --all, not both")
+    if not args.all and not args.ids:
+        raise UsageError(f"name a problem to grade, or --all (problems: {', '.join(course.problem_ids())})")
+    problems = course.problems() if args.all else [course.problem(problem_id) for problem_id in args.ids]
+    if args.submission and len(problems) != 1:
+        raise UsageError("--submission grades one file, so give exactly one problem id")
+    root = learner_root(course, args.root)
+    submissions = {p.id: args.submission or root / "problems" / p.id / "stub.py" for p in problems}
+    if not args.all:
+        for path in submissions.values():
+            if not path.is_file():
+                raise UsageError(f"no submission file at {path}")
+
+    stdout_format, files = destinations(args.format)
+    grader = make_grader(course, args)
+    results: list[ProblemResult] = []
+    ready = {p.id: _missing_stub(p, path) for p in problems if not (path := submissions[p.id]).is_file()}
+
+    def show_in_order(result: ProblemResult | None = None) -> None:
+        """Reports each problem as soon as it and every problem before it are graded."""
+        if result is not None:
+            ready[result.problem] = result
+        while len(results) < len(problems) and problems[len(results)].id in ready:
+            problem = problems[len(results)]
+            done = ready[problem.id]
+            results.append(done)
+            if args.submission is None:
+                progress.record_result(root, done, submissions[problem.id], grader.mode)
+            if stdout_format == "text":
+                block = render_problem(done, grader.mode, color=_color())
+                footer = "" if done.passed or grader.secret else _hint_footer(problem, root)
+                print(block + ("\n" + footer if footer else "") + "\n", flush=True)
+            elif sys.stderr.isatty():
+                print(f"graded {problem.id}: {done.status}", file=sys.stderr, flush=True)
+
+    show_in_order()
+    todo = [(p, submissions[p.id]) for p in problems if p.id not in ready]
+    if todo:
+        grader.grade_files(todo, on_result=show_in_order)
+    show_in_order()
+    report = GradeReport(mode=grader.mode, problems=tuple(results))
+    write_reports(report, stdout_format, files, args.gradescope_visibility)
+    if stdout_format == "text" and len(results) > 1:
+        print(f"{sum(r.passed for r in results)} of {len(results)} problems passed.")
+    return 0 if report.passed else 1
