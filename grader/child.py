@@ -1,9 +1,11 @@
 """The child side of grading: loads submissions and calls their function on every case.
 
-Run as a script in a fresh interpreter (`python -I -u child.py REQUEST_FD RESULT_FD`), never imported by the
-learner's process. It reads one pickled request from the grader (a list of jobs: a submission, its
-function and its cases), then writes one JSON object per line to the private result pipe:
+Run as a script in a fresh interpreter (`python -I -u child.py REQUEST_FD RESULT_FD`). It reads one pickled
+request from the grader (a list of jobs: a submission, its function and its cases), loads the problems'
+harnesses, restricts itself with Landlock (grader/landlock.py) unless asked not to, then writes one JSON
+object per line to the private result pipe:
 
+    {"event": "sandbox", "abi": ..., "filesystem": ..., "network": ..., "signals": ..., "reason": ...}
     {"event": "load", "label": ..., "ok": true, "seconds": ...}
     {"event": "load", "label": ..., "ok": false, "kind": ..., "message": ..., "detail": ...}
     {"event": "case", "label": ..., "index": ..., "seconds": ..., "returned": {...}}
@@ -11,8 +13,10 @@ function and its cases), then writes one JSON object per line to the private res
     {"event": "done"}
 
 A returned value is {"kind": "array", "type", "dtype", "shape", "float", "values" (base64 of float64)}
-or {"kind": "other", "type", "repr"}. Standalone on purpose: it imports only the standard library, numpy
-and jax, so that the grader package itself need not be importable here.
+or {"kind": "other", "type", "repr"} (grader/describe.py). Standalone on purpose: it imports only the standard
+library, numpy and jax, and loads its two siblings by path, so that the grader package need not be importable
+here. The grader's own process imports `call_case` from it only for `grade_function` (practice cases, in
+that process: see grader/__init__.py).
 
 A problem with a harness (`problems/<id>/harness.py`, course code) is not called directly: the child calls
 `harness.run_case(function, inputs, folder)` with a fresh empty folder per case, and the harness makes the
@@ -22,16 +26,13 @@ when what the learner wrote fails the problem's check; the report shows the mess
 
 from __future__ import annotations
 
-import base64
 import difflib
-import errno
 import importlib.abc
 import importlib.util
 import inspect
 import json
 import os
 import pickle
-import reprlib
 import shutil
 import sys
 import time
@@ -39,86 +40,6 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-MAX_ENTRIES = 1 << 16
-MAX_TEXT = 4000
-
-
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    module = kind.__module__
-    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
-
-
-def encode_returned(value: Any) -> dict[str, Any]:
-    """Returns a JSON-safe description of what the learner's function returned."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    if not isinstance(value, np.ndarray | jax.Array):
-        return {"kind": "other", "type": _type_name(value), "repr": reprlib.repr(value)[:200]}
-    try:
-        array = np.asarray(value)
-        described = {
-            "kind": "array",
-            "type": _type_name(value),
-            "dtype": str(array.dtype),
-            "shape": [int(n) for n in array.shape],
-            "float": bool(jnp.issubdtype(array.dtype, jnp.floating)),
-        }
-        if array.size <= MAX_ENTRIES and array.dtype.kind in "fiubV":
-            values = np.ascontiguousarray(array.astype(np.float64)).reshape(-1)
-            described["values"] = base64.b64encode(values.astype("<f8").tobytes()).decode("ascii")
-        return described
-    except Exception as exc:  # a value that converts badly is still an answer to report
-        return {"kind": "other", "type": _type_name(value), "repr": f"unreadable array ({exc})"[:200]}
-
-
-def _cap(text: str) -> str:
-    return (
-        text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 40] + f"\n... ({len(text) - MAX_TEXT} chars cut)"
-    )
-
-
-def _learner_traceback(exc: BaseException, submission: Path, course_files: tuple[str, ...] = ()) -> str:
-    """Returns the traceback of `exc` keeping only the frames in the learner's own folder (not the
-    course's own files that may sit beside the stub, such as a harness)."""
-    folder = str(submission.parent)
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if f.filename.startswith(folder) and f.filename not in course_files
-    ]
-    lines = ["Traceback (your code, most recent call last):\n", *traceback.format_list(frames)]
-    lines += traceback.format_exception_only(type(exc), exc)
-    return _cap("".join(lines))
-
-
-def _limit_hit(exc: BaseException) -> str:
-    """Returns "memory" or "output" when `exc` means the child ran into one of its limits."""
-    if isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in str(exc)[:200]:
-        return "memory"
-    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
-        return "output"
-    return ""
-
-
-def describe_exception(
-    exc: BaseException, submission: Path, course_files: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    """Returns the JSON-safe description of an exception raised by learner code."""
-    if isinstance(exc, SystemExit):
-        message = f"called sys.exit({exc.code!r})"
-    else:
-        message = _cap(str(exc).strip().splitlines()[0] if str(exc).strip() else "")
-    return {
-        "type": type(exc).__name__,
-        "message": message,
-        "not_implemented": isinstance(exc, NotImplementedError),
-        "limit": _limit_hit(exc),
-        "traceback": _learner_traceback(exc, submission, course_files),
-    }
 
 
 def apply_limits(limits: dict[str, int | None]) -> None:
@@ -159,7 +80,7 @@ class _BlockImports(importlib.abc.MetaPathFinder):
 
 
 def _load_failure(kind: str, message: str, detail: str = "") -> dict[str, Any]:
-    return {"ok": False, "kind": kind, "message": _cap(message), "detail": _cap(detail)}
+    return {"ok": False, "kind": kind, "message": _describe.cap(message), "detail": _describe.cap(detail)}
 
 
 def load_function(path: Path, function: str, parameters: list[str], module_name: str):
@@ -217,6 +138,23 @@ def load_harness(path: str | None) -> ModuleType | None:
     return module
 
 
+def _sibling(name: str) -> ModuleType:
+    """A module of the grader's folder, loaded by path: the child cannot import the grader package."""
+    spec = importlib.util.spec_from_file_location(f"_grader_{name}", Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_describe = _sibling("describe")
+encode_returned, describe_exception = _describe.encode_returned, _describe.describe_exception
+
+
+def sandbox_self(forbidden: list[str], jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Restricts this process with Landlock before it imports a submission (grader/landlock.py)."""
+    return _sibling("landlock").restrict_child(forbidden, [job["path"] for job in jobs])
+
+
 def _load_harnesses(jobs: list[dict[str, Any]]) -> dict[str, ModuleType | BaseException]:
     """Loads the harness of every job once, by path; a harness that fails to load maps to its exception."""
     harnesses: dict[str, ModuleType | BaseException] = {}
@@ -226,71 +164,6 @@ def _load_harnesses(jobs: list[dict[str, Any]]) -> dict[str, ModuleType | BaseEx
         except BaseException as exc:
             harnesses[path] = exc
     return harnesses
-
-
-# What an interpreter running JAX on the CPU (or a GPU) reads at run time besides its own installation.
-SYSTEM_READ = (
-    "/usr/lib",
-    "/usr/lib64",
-    "/lib",
-    "/lib64",
-    "/usr/local/lib",
-    "/usr/share/zoneinfo",
-    "/proc/self",
-    "/usr/local/cuda",  # ptxas and libdevice, where XLA's GPU backend looks for them
-    "/sys/devices/system/cpu",
-    "/sys/fs/cgroup",
-)
-SYSTEM_FILES = (
-    "/etc/ld.so.cache",
-    "/etc/localtime",
-    "/dev/urandom",
-    "/dev/random",
-    "/proc/cpuinfo",
-    "/proc/meminfo",
-)
-
-
-def sandbox_self(forbidden: list[str], jobs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Restricts this process with Landlock (grader/landlock.py, loaded by path): it reads only the Python
-    installation, its packages, the system libraries and the submissions, writes only its private folder and
-    the compilation cache, and opens no TCP connection. A path that would expose a `forbidden` folder (the
-    course checkout, which holds the solutions) is never allowed. Returns what held."""
-    spec = importlib.util.spec_from_file_location("_grader_landlock", Path(__file__).with_name("landlock.py"))
-    landlock = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(landlock)
-    closed = [os.path.realpath(path) for path in forbidden]
-
-    def exposes(path: str) -> bool:
-        real = os.path.realpath(path).rstrip(os.sep) + os.sep
-        return any((folder + os.sep).startswith(real) for folder in closed)
-
-    installed = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *filter(None, sys.path)}
-    read = [path for path in sorted(installed | set(SYSTEM_READ)) if not exposes(path)]
-    devices = [str(path) for path in Path("/dev").glob("nvidia*")] + ["/dev/null", "/dev/dri"]
-    read_write = [os.getcwd(), *filter(None, [os.environ.get("JAX_COMPILATION_CACHE_DIR")]), *devices]
-    files = [job["path"] for job in jobs] + list(SYSTEM_FILES)
-    try:
-        return landlock.restrict(read, read_write, files)
-    except Exception as exc:  # never a reason not to grade: the report says the sandbox did not hold
-        return landlock.unavailable(f"the sandbox failed to start: {exc}")
-
-
-def _rejection(exc: BaseException, harness: ModuleType | None) -> dict[str, Any] | None:
-    """Describes a harness's verdict that what the learner wrote fails the problem's check, else None."""
-    rejected = getattr(harness, "Rejected", None)
-    if not (isinstance(rejected, type) and isinstance(exc, rejected)):
-        return None
-    pitfall = getattr(exc, "pitfall", None)
-    return {
-        "type": "Rejected",
-        "message": _cap(str(exc).strip()),
-        "not_implemented": False,
-        "limit": "",
-        "traceback": "",
-        "rejected": True,
-        "pitfall": pitfall if isinstance(pitfall, str) else "",
-    }
 
 
 def call_case(
@@ -318,7 +191,9 @@ def call_case(
             value = harness.run_case(fn, args, folder)
         outcome = {"returned": encode_returned(value)}
     except BaseException as exc:
-        outcome = {"raised": _rejection(exc, harness) or describe_exception(exc, submission, course_files)}
+        outcome = {
+            "raised": _describe.rejection(exc, harness) or describe_exception(exc, submission, course_files)
+        }
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)  # nothing a learner writes outlives its case

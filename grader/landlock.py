@@ -22,6 +22,8 @@ import ctypes
 import errno
 import os
 import platform
+import sys
+from pathlib import Path
 
 # System call numbers: the same on every architecture (they were added after the tables were unified).
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -152,3 +154,49 @@ def _add_rule(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> str:
         return ""
     finally:
         os.close(fd)
+
+
+# What an interpreter running JAX on the CPU (or a GPU) reads at run time besides its own installation.
+SYSTEM_READ = (
+    "/usr/lib",
+    "/usr/lib64",
+    "/lib",
+    "/lib64",
+    "/usr/local/lib",
+    "/usr/share/zoneinfo",
+    "/proc/self",
+    "/usr/local/cuda",  # ptxas and libdevice, where XLA's GPU backend looks for them
+    "/sys/devices/system/cpu",
+    "/sys/fs/cgroup",
+)
+
+SYSTEM_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/dev/urandom",
+    "/dev/random",
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+)
+
+
+def restrict_child(forbidden: list[str], submissions: list[str]) -> dict[str, object]:
+    """Restricts a grading child: it reads only the Python installation, its packages, the system libraries
+    and the `submissions`, writes only its working folder and the compilation cache, and opens no TCP
+    connection. A path that would expose a `forbidden` folder (the course checkout, which holds the
+    solutions) is never allowed. Returns what held; never raises."""
+    closed = [os.path.realpath(path) for path in forbidden]
+
+    def exposes(path: str) -> bool:
+        real = os.path.realpath(path).rstrip(os.sep) + os.sep
+        return any((folder + os.sep).startswith(real) for folder in closed)
+
+    installed = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *filter(None, sys.path)}
+    read = [path for path in sorted(installed | set(SYSTEM_READ)) if not exposes(path)]
+    devices = [str(path) for path in Path("/dev").glob("nvidia*")] + ["/dev/null", "/dev/dri"]
+    read_write = [os.getcwd(), *filter(None, [os.environ.get("JAX_COMPILATION_CACHE_DIR")]), *devices]
+    files = [*submissions, *SYSTEM_FILES]
+    try:
+        return restrict(read, read_write, files)
+    except Exception as exc:  # never a reason not to grade: the report says the sandbox did not hold
+        return unavailable(f"the sandbox failed to start: {exc}")
