@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from grader import batch, progress
-from grader.check import DEFAULT_SECRETS, TODO_MARKER, Verdict, check_problems
+from grader.check import DEFAULT_SECRETS, check_problems
+from grader.check_files import TODO_MARKER, Verdict
 from grader.cli_options import USAGE, Parser, learner_root, limit_options, make_grader, root_option
 from grader.errors import UsageError
 from grader.export import export_course

@@ -11,7 +11,7 @@ import keyword
 import re
 from pathlib import Path
 
-from grader.check import TODO_MARKER
+from grader.check_files import TODO_MARKER
 from grader.errors import UsageError
 from grader.problems import Course
 

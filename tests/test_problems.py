@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 from conftest import COURSE, PROBLEMS, problem_params
 
-from grader.check import DEFAULT_SECRETS, PITFALL_AIM, VARIANT_AIM, Verdict, check_problems
+from grader.check import DEFAULT_SECRETS, PITFALL_AIM, VARIANT_AIM, check_problems
+from grader.check_files import Verdict
 from grader.grading import Grader
 from grader.limits import Limits
 from grader.results import Status
