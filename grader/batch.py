@@ -16,21 +16,21 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.checkout import LearnerCheckout
 from grader.errors import CourseError, UsageError
 from grader.grading import Grader
 from grader.problems import Course, Problem
 from grader.report.markdown import cell
+from grader.results import Status
 
 COLUMNS = ("learner", "problem", "status", "score", "max_score", "pitfall", "message", "seconds")
-MISSING = "missing"  # no stub file in the learner's checkout
-GRADER_ERROR = "grader_error"  # the course could not grade (a broken reference): not the learner's fault
 
 
 @dataclass(frozen=True)
 class Row:
     learner: str
     problem: str
-    status: str
+    status: Status
     score: float
     max_score: float
     pitfall: str = ""
@@ -48,27 +48,26 @@ def learners_in(roster: Path) -> list[Path]:
     return learners
 
 
-def _row(learner: Path, problem: Problem, status: str, message: str = "") -> Row:
+def _row(learner: Path, problem: Problem, status: Status, message: str = "") -> Row:
     return Row(learner.name, problem.id, status, 0.0, problem.points, message=message)
 
 
 def grade_learner(grader: Grader, problems: list[Problem], learner: Path) -> list[Row]:
     """Grades one learner on every problem, in one child process for all of them; every outcome, the
     grader's own failure included, is a row."""
-    stubs = {problem.id: learner / "problems" / problem.id / "stub.py" for problem in problems}
-    present = [(problem, stubs[problem.id]) for problem in problems if stubs[problem.id].is_file()]
-    graded = {problem.id for problem, _ in present}
+    checkout = LearnerCheckout(learner)
+    present = [(problem, checkout.stub(problem)) for problem in problems if not checkout.missing(problem)]
     rows = {
-        problem.id: _row(learner, problem, MISSING, f"no file {stubs[problem.id]}")
+        problem.id: _row(learner, problem, Status.MISSING, f"no file {checkout.stub(problem)}")
         for problem in problems
-        if problem.id not in graded
+        if checkout.missing(problem)
     }
     try:
         for result in grader.grade_files(present) if present else []:
             rows[result.problem] = Row(
                 learner=learner.name,
                 problem=result.problem,
-                status=str(result.status),
+                status=result.status,
                 score=result.score,
                 max_score=result.points,
                 pitfall=result.pitfall.name if result.pitfall else "",
@@ -79,7 +78,7 @@ def grade_learner(grader: Grader, problems: list[Problem], learner: Path) -> lis
         failed = f"internal error: {type(exc).__name__}: {exc}"
         if isinstance(exc, CourseError):
             failed = str(exc).splitlines()[0]
-        rows |= {p.id: _row(learner, p, GRADER_ERROR, failed) for p, _ in present if p.id not in rows}
+        rows |= {p.id: _row(learner, p, Status.GRADER_ERROR, failed) for p, _ in present if p.id not in rows}
     return [rows[problem.id] for problem in problems]
 
 
@@ -142,9 +141,9 @@ def summary_markdown(rows: list[Row], mode: str) -> str:
         pitfalls = Counter(row.pitfall for row in mine if row.pitfall).most_common(3)
         named = ", ".join(f"`{name}` ({count})" for name, count in pitfalls) or "none"
         rate = counts["pass"] / len(mine)
-        errors = counts["error"] + counts[GRADER_ERROR]
+        errors = counts["error"] + counts[Status.GRADER_ERROR]
         lines.append(
-            f"| {problem} | {counts['pass']} | {counts['fail']} | {errors} | {counts[MISSING]} "
+            f"| {problem} | {counts['pass']} | {counts['fail']} | {errors} | {counts[Status.MISSING]} "
             f"| {rate:.0%} | {named} |"
         )
     lines += ["", "| learner | score | out of |", "|---|---:|---:|"]
@@ -153,7 +152,7 @@ def summary_markdown(rows: list[Row], mode: str) -> str:
         lines.append(
             f"| {cell(learner)} | {sum(r.score for r in mine):g} | {sum(r.max_score for r in mine):g} |"
         )
-    broken = [row for row in rows if row.status == GRADER_ERROR]
+    broken = [row for row in rows if row.status is Status.GRADER_ERROR]
     if broken:
         lines += ["", "**The grader could not grade these (not the learners' fault):**", ""]
         lines += [f"- {cell(row.learner)} / {row.problem}: {cell(row.message)}" for row in broken]

@@ -95,6 +95,19 @@ def file_findings(course: Course, problem: Problem) -> list[Finding]:
         defines = name not in ("cases.py", "harness.py") and path.suffix == ".py" and path.is_file()
         if defines and _signature(path, problem.function) != list(problem.parameters):
             add(name, Verdict.FAIL, f"{path.name} does not define {problem.signature}")
+    stub = problem.stub_path
+    if (
+        stub.is_file()
+        and not _todo(stub)
+        and problem.untouched_marker not in stub.read_text(encoding="utf-8")
+    ):
+        add(
+            "stub.py",
+            Verdict.FAIL,
+            f'must raise NotImplementedError("{problem.untouched_marker}") until filled in',
+        )
+    if not problem.teaches:
+        add("problem.toml", Verdict.INCOMPLETE, "no `teaches` line for the README's problem table")
     found += statement_findings(problem)
     return found
 

@@ -10,12 +10,14 @@ from pathlib import Path
 from grader import batch, progress
 from grader.check import DEFAULT_SECRETS, check_problems
 from grader.check_files import TODO_MARKER, Verdict
-from grader.cli_options import USAGE, Parser, learner_root, limit_options, make_grader, root_option
+from grader.cli_options import USAGE, Parser, learner_checkout, limit_options, make_grader, root_option
+from grader.docs import update_readme
 from grader.errors import UsageError
 from grader.export import export_course
 from grader.hints import load_hints
 from grader.problems import find_course
 from grader.report import write_file
+from grader.results import Status
 from grader.scaffold import new_problem
 
 
@@ -55,7 +57,7 @@ def _batch(argv: list[str]) -> int:
     write_file(summary_path, batch.summary_markdown(rows, grader.mode))
     passed = sum(row.status == "pass" for row in rows)
     print(f"{len(rows)} rows graded ({passed} passed): {args.out}, summary in {summary_path}")
-    broken = [row for row in rows if row.status == batch.GRADER_ERROR]
+    broken = [row for row in rows if row.status is Status.GRADER_ERROR]
     if broken:
         print(
             f"grade: error: {len(broken)} rows could not be graded by the course; see {summary_path}",
@@ -84,9 +86,9 @@ def _list(argv: list[str]) -> int:
     root_option(parser)
     args = parser.parse_args(argv)
     course = find_course()
-    root = learner_root(course, args.root)
+    checkout = learner_checkout(course, args.root)
     problems = course.problems()
-    statuses = {problem.id: progress.status(root, problem) for problem in problems}
+    statuses = {problem.id: progress.status(checkout, problem) for problem in problems}
     width = max(len(problem.id) for problem in problems)
     title_width = max(len(problem.title) for problem in problems)
     print(f"{'problem':<{width}}  {'title':<{title_width}}  status")
@@ -106,7 +108,7 @@ def _hint(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     course = find_course()
     problem = course.problem(args.id)
-    root = learner_root(course, args.root)
+    root = learner_checkout(course, args.root).root
     hints = load_hints(problem)
     level = args.level or min(progress.hints_shown(root, problem) + 1, len(hints))
     if not 1 <= level <= len(hints):
@@ -167,6 +169,28 @@ def _new(argv: list[str]) -> int:
     return 0
 
 
+def _docs(argv: list[str]) -> int:
+    parser = Parser(
+        prog="grade docs",
+        usage=USAGE,
+        description="Rewrite the README's problem table from the problems' manifests (problem.toml); with "
+        "--check, only say whether it is current (exit status 1 when it is not).",
+    )
+    parser.add_argument("--check", action="store_true", help="compare only; write nothing")
+    args = parser.parse_args(argv)
+    course = find_course()
+    current = update_readme(course, check=args.check)
+    if args.check:
+        print(
+            "the README's problem table is current"
+            if current
+            else "the README's problem table is out of date"
+        )
+        return 0 if current else 1
+    print("the README's problem table was current" if current else "rewrote the README's problem table")
+    return 0
+
+
 COMMANDS = {
     "list": _list,
     "hint": _hint,
@@ -174,4 +198,5 @@ COMMANDS = {
     "batch": _batch,
     "check": _check,
     "new": _new,
+    "docs": _docs,
 }

@@ -14,7 +14,7 @@ from grader.cli_options import (
     Parser,
     destinations,
     format_spec,
-    learner_root,
+    learner_checkout,
     limit_options,
     make_grader,
     root_option,
@@ -25,7 +25,7 @@ from grader.problems import Problem, find_course
 from grader.report import FORMATS, write_reports
 from grader.report.gradescope import VISIBILITIES
 from grader.report.plain_text import render_problem
-from grader.results import GradeReport, ProblemResult, Status
+from grader.results import GradeReport, ProblemResult
 
 
 def grade_parser() -> argparse.ArgumentParser:
@@ -72,20 +72,6 @@ def _hint_footer(problem: Problem, root: Path) -> str:
     return f"  Stuck? `grade hint {problem.id}` shows hint {shown + 1} of {total}."
 
 
-def _missing_stub(problem: Problem, path: Path) -> ProblemResult:
-    return ProblemResult(
-        problem=problem.id,
-        title=problem.title,
-        status=Status.ERROR,
-        submission=str(path),
-        message=f"no submission file at {path}",
-        rtol=problem.tolerance.rtol,
-        atol=problem.tolerance.atol,
-        points=problem.points,
-        function=problem.function,
-    )
-
-
 def run_grade(argv: list[str]) -> int:
     args = grade_parser().parse_args(argv)
     course = find_course()
@@ -96,8 +82,9 @@ def run_grade(argv: list[str]) -> int:
     problems = course.problems() if args.all else [course.problem(problem_id) for problem_id in args.ids]
     if args.submission and len(problems) != 1:
         raise UsageError("--submission grades one file, so give exactly one problem id")
-    root = learner_root(course, args.root)
-    submissions = {p.id: args.submission or root / "problems" / p.id / "stub.py" for p in problems}
+    checkout = learner_checkout(course, args.root)
+    root = checkout.root
+    submissions = {p.id: args.submission or checkout.stub(p) for p in problems}
     if not args.all:
         for path in submissions.values():
             if not path.is_file():
@@ -106,7 +93,9 @@ def run_grade(argv: list[str]) -> int:
     stdout_format, files = destinations(args.format)
     grader = make_grader(course, args)
     results: list[ProblemResult] = []
-    ready = {p.id: _missing_stub(p, path) for p in problems if not (path := submissions[p.id]).is_file()}
+    ready = {
+        p.id: checkout.missing_result(p, path) for p in problems if not (path := submissions[p.id]).is_file()
+    }
 
     def show_in_order(result: ProblemResult | None = None) -> None:
         """Reports each problem as soon as it and every problem before it are graded."""

@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from grader.checkout import LearnerCheckout
 from grader.errors import UsageError
 from grader.grading import Grader
 from grader.limits import Limits, describe_size
@@ -27,6 +28,7 @@ grade list [--root DIR]
                    [--low-memory] [--require-sandbox]
        grade check ID... | --all [--secrets N] [--families]
        grade new ID
+       grade docs [--check]
 FORMAT is one of: """ + ", ".join(FORMATS)
 
 
@@ -91,12 +93,9 @@ def root_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def learner_root(course: Course, root: Path | None) -> Path:
-    if root is None:
-        return course.root
-    if not (root / "problems").is_dir():
-        raise UsageError(f"--root {root}: no problems/ folder there")
-    return root
+def learner_checkout(course: Course, root: Path | None) -> LearnerCheckout:
+    """The checkout that --root names (by default the course's own)."""
+    return LearnerCheckout(course.root) if root is None else LearnerCheckout.at(root)
 
 
 def make_grader(course: Course, args: argparse.Namespace) -> Grader:

@@ -63,6 +63,7 @@ class Problem:
     inputs: tuple[str, ...] = ()  # what cases.py returns, when a harness makes the calls (else parameters)
     draft: bool = False  # written by `grade new` and not finished: left out of listings and grading
     segments: tuple[str, ...] = ()  # names of the equal parts the output concatenates (losses, scales)
+    teaches: str = ""  # one line for the README's problem table (`grade docs`)
 
     @property
     def statement_path(self) -> Path:
@@ -71,6 +72,12 @@ class Problem:
     @property
     def stub_path(self) -> Path:
         return self.directory / "stub.py"
+
+    @property
+    def untouched_marker(self) -> str:
+        """The message of the NotImplementedError that the handed-out stub raises: `grade list` knows an
+        untouched stub by it, and `grade check` makes sure the stub carries it."""
+        return f"{self.id}: fill in {self.function}"
 
     @property
     def hints_path(self) -> Path:
@@ -139,6 +146,7 @@ def _load_problem(directory: Path) -> Problem:
             inputs=tuple(meta.get("inputs", ())),
             draft=bool(meta.get("draft", False)),
             segments=tuple(meta.get("segments", ())),
+            teaches=str(meta.get("teaches", "")),
         )
     except (OSError, KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{meta_path}: not a valid problem description ({exc})") from exc

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from grader.checkout import LearnerCheckout
 from grader.problems import Problem
 from grader.results import ProblemResult
 
@@ -45,15 +46,14 @@ def record_result(root: Path, result: ProblemResult, submission: Path, mode: str
     _save(root, state)
 
 
-def status(root: Path, problem: Problem) -> str:
+def status(checkout: LearnerCheckout, problem: Problem) -> str:
     """Returns the learner-facing status of a problem in this checkout."""
-    stub = root / "problems" / problem.id / "stub.py"
-    if not stub.is_file():
+    if checkout.missing(problem):
         return "no stub.py"
-    entry = _load(root).get(problem.id, {})
-    if entry.get("sha256") == _digest(stub):
+    entry = _load(checkout.root).get(problem.id, {})
+    if entry.get("sha256") == _digest(checkout.stub(problem)):
         return {"pass": "passed", "fail": "failed", "error": "error"}.get(entry.get("status"), "not graded")
-    if f"{problem.id}: fill in" in stub.read_text(encoding="utf-8", errors="replace"):
+    if checkout.untouched(problem):
         return "not started"
     return "changed since last graded" if entry else "not graded"
 

@@ -38,10 +38,16 @@ def entry_name(index: int, size: int, segments: tuple[str, ...]) -> str:
 
 
 class Status(StrEnum):
+    """A verdict. Problems and cases are pass, fail or error (a case may also be not_run); a gradebook row
+    may also be missing (no submission file) or grader_error (the course could not grade: not the
+    learner's fault)."""
+
     PASS = "pass"
     FAIL = "fail"
     ERROR = "error"
     NOT_RUN = "not_run"
+    MISSING = "missing"
+    GRADER_ERROR = "grader_error"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ PROBLEM_TOML = '''\
 # {todo}: describe the problem, then remove `draft = true`.
 draft = true
 title = "{todo}: a one-line title for `grade list`"
+teaches = "{todo}: one line for the README's problem table (grade docs)"
 function = "solve"                      # the function the learner writes
 parameters = ["x", "lr"]                # its parameters, in order (the stub's signature)
 returns = "float32 array of shape (num_steps,): {todo}"

@@ -54,7 +54,8 @@ def test_mutants_of_a_sound_problem_are_each_reported(course, capsys):
     assert main(["check", "toy_resume"]) == 1
     out = capsys.readouterr().out
     rows = _rows(out)
-    assert "NOT SOUND: 3 shortfalls" in out
+    assert "NOT SOUND: 4 shortfalls" in out
+    assert " FAIL " in rows["files stub.py"] and "toy_resume: fill in running_sum" in rows["files stub.py"]
     assert " FAIL " in rows["pitfall restarts"] and "only 0 tolerances" in rows["pitfall restarts"]
     assert " FAIL " in rows["variant cumsum"]
     assert " FAIL " in rows["stub stub.py"] and "not implemented" in rows["stub stub.py"]
