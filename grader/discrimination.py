@@ -134,7 +134,7 @@ def discrimination_tables(
             if chosen:
                 requests[child].append(TrustedRequest(problem, dict(chosen), cases[problem.id]))
     limits = Limits(timeout=600, landlock_course=True)  # every file runs as a learner's would
-    runs = [TrustedOutputs(batch, limits) for batch in requests if batch]
+    runs = [TrustedOutputs(batch, limits).start() for batch in requests if batch]
     tables = {}
     for problem in problems:
         merged = {}

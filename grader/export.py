@@ -61,7 +61,7 @@ def export_course(course: Course, dest: Path, limits: Limits | None = None) -> l
         if not paths[REFERENCE].is_file():
             raise CourseError(f"no reference at {paths[REFERENCE]}: export needs the instructor's copy")
         requests.append(TrustedRequest(problem, paths, make_cases(problem, None)))
-    outputs = TrustedOutputs(requests, limits or Limits(), persist=True)  # all problems in one child
+    outputs = TrustedOutputs(requests, limits or Limits(), persist=True).start()  # one child for all
     lines = []
     for request in requests:
         problem, paths = request.problem, request.paths

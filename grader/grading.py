@@ -7,14 +7,14 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from grader.cases import SECRET_ENV, Case, make_cases
+from grader.cases import Case, make_cases
 from grader.child import call_case, load_harness
 from grader.errors import CourseError, UsageError
+from grader.expected import References, StoredReference, expected_outputs, wait_all
 from grader.isolation import IsolatedRun, Job
 from grader.limits import Limits
 from grader.naming import name_mistake, naming_label, rejections
@@ -23,13 +23,7 @@ from grader.problems import Course, Problem
 from grader.protocol import decode_raised, decode_returned
 from grader.results import MatchedPitfall, ProblemResult, Sandbox, Status
 from grader.sandbox import check_sandbox
-from grader.stored import StoredOutputs, load_stored
-from grader.trusted import (
-    REFERENCE,
-    TrustedOutputs,
-    TrustedRequest,
-    reference_outputs_or_raise,
-)
+from grader.stored import StoredOutputs
 from grader.verdicts import case_result, summarise
 
 
@@ -39,33 +33,6 @@ def _display_path(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
-
-
-@dataclass
-class _References:
-    """The reference outputs of the problems being graded: computed in one trusted child, or stored."""
-
-    computed: TrustedOutputs | None
-    stored: dict[str, dict[int, np.ndarray]]
-    paths: dict[str, Path]
-
-    def outputs(self, problem: Problem) -> dict[int, np.ndarray]:
-        """Returns one problem's reference outputs (waiting for them), or raises CourseError."""
-        if problem.id in self.stored:
-            return self.stored[problem.id]
-        assert self.computed is not None
-        return reference_outputs_or_raise(self.computed.result(problem.id), REFERENCE, self.paths[problem.id])
-
-    def wait_all(self, problems: list[Problem]) -> None:
-        """Waits until every problem's reference outputs are there; a failed reference is reported when a
-        submission is graded against it."""
-        for problem in problems:
-            with contextlib.suppress(CourseError):
-                self.outputs(problem)
-
-    def cancel(self) -> None:
-        if self.computed:
-            self.computed.cancel()
 
 
 class Grader:
@@ -84,49 +51,23 @@ class Grader:
         self.secret = secret or None
         self.limits = limits or Limits()
         self.low_memory = low_memory
-        self._stored_outputs: dict[str, StoredOutputs | None] = {}
         check_sandbox()
+        self.expected = expected_outputs(course, self.secret, self.limits)  # where expected outputs come from
 
     def _stored(self, problem: Problem) -> StoredOutputs | None:
-        """The outputs stored in a learner copy, read once per grader (reference and pitfalls share them)."""
-        if problem.id not in self._stored_outputs:
-            self._stored_outputs[problem.id] = load_stored(problem)
-        return self._stored_outputs[problem.id]
+        """The outputs stored in a learner copy (None in an instructor's checkout), for naming."""
+        return self.expected.stored(problem) if isinstance(self.expected, StoredReference) else None
 
     @property
     def mode(self) -> str:
         return "hidden" if self.secret else "practice"
-
-    def _references(self, problems: list[Problem], cases: dict[str, list[Case]]) -> _References:
-        """Starts computing the reference outputs of `problems` (or takes those stored in a learner copy)."""
-        requests, stored = [], {}
-        for problem in problems:
-            path = self.course.reference_path(problem)
-            if path.is_file():
-                requests.append(TrustedRequest(problem, {REFERENCE: path}, cases[problem.id]))
-                continue
-            kept = self._stored(problem)
-            if kept is None:
-                raise CourseError(
-                    f"no reference solution at {path}: this checkout cannot grade {problem.id} "
-                    "(grading needs the instructor's copy of the course)"
-                )
-            if self.secret:
-                raise CourseError(
-                    "hidden cases need the instructor's copy of the course (with solutions/): this is a "
-                    f"learner copy, which grades the practice cases only; unset {SECRET_ENV} to grade them"
-                )
-            stored[problem.id] = kept.reference(cases[problem.id])
-        # Practice-case outputs are kept on disk between runs; hidden ones only in memory.
-        computed = TrustedOutputs(requests, self.limits, persist=self.secret is None) if requests else None
-        return _References(computed, stored, {r.problem.id: r.paths[REFERENCE] for r in requests})
 
     def prepare(self, problems: list[Problem]) -> None:
         """Computes the reference outputs of `problems` now, so that graders running side by side (a batch)
         find them ready. A reference that fails is reported when a submission is graded against it."""
         cases = {problem.id: make_cases(problem, self.secret) for problem in problems}
         with contextlib.suppress(CourseError):
-            self._references(problems, cases).wait_all(problems)
+            wait_all(self.expected.start(problems, cases), problems)
 
     def grade_file(self, problem: Problem, submission: Path) -> ProblemResult:
         """Grades `submission` (a learner's stub.py or any file defining the function) in a child process."""
@@ -146,9 +87,9 @@ class Grader:
         start = time.monotonic()
         cases = {problem.id: make_cases(problem, self.secret) for problem, _ in items}
         problems = [problem for problem, _ in items]
-        references = self._references(problems, cases)
+        references = self.expected.start(problems, cases)
         if self.low_memory:
-            references.wait_all(problems)
+            wait_all(references, problems)
         jobs = [Job(problem.id, path.resolve(), problem, cases[problem.id]) for problem, path in items]
         # Hidden mode: the practice cases after every hidden case, to name a mistake as practice mode does;
         # only a problem that failed waits for them, and the run is cancelled once every result is in.
@@ -185,7 +126,7 @@ class Grader:
             raise UsageError("a function object is graded in this process, on the practice cases only")
         start = time.monotonic()
         cases = make_cases(problem)
-        references = self._references([problem], {problem.id: cases})
+        references = self.expected.start([problem], {problem.id: cases})
         outcome = _call_in_process(problem, fn, cases)
         outcome.sandbox = {"reason": "called in this process by grade_function, on the practice cases only"}
         try:
@@ -215,7 +156,7 @@ class Grader:
         return name
 
     @staticmethod
-    def _expected(outcome: RunOutcome, references: _References, problem: Problem) -> dict[int, np.ndarray]:
+    def _expected(outcome: RunOutcome, references: References, problem: Problem) -> dict[int, np.ndarray]:
         """Returns the reference outputs, or nothing (without waiting) when no case returned a value."""
         if not any(ran.returned is not None for ran in outcome.cases.values()):
             return {}  # the untouched stub, or code that never returns: nothing to compare

@@ -72,8 +72,8 @@ class TrustedRequest:
 
 
 class TrustedOutputs:
-    """Computes (in the background, in one child for every problem) the outputs of the course's own files;
-    `result(problem_id)` waits for one problem's.
+    """Computes (in the background, in one child for every problem, once `start()` is called) the outputs of
+    the course's own files; `result(problem_id)` waits for one problem's.
 
     Outputs are remembered per (file content, case seed) for the life of the process, and with `persist`
     (practice cases only) in the on-disk output cache too, so a file runs only on cases it has not seen.
@@ -95,8 +95,16 @@ class TrustedOutputs:
                 missing = [case for case in request.cases if not self._known(digest, case)]
                 if missing:
                     jobs.append(Job(f"{request.problem.id}/{label}", path, request.problem, missing))
-        self.run = IsolatedRun(jobs, limits, trusted=True).start() if jobs else None
+        self._limits = limits
+        self._pending = jobs
+        self.run: IsolatedRun | None = None
         self.jobs = {job.label for job in jobs}
+
+    def start(self) -> TrustedOutputs:
+        """Starts computing what no memory or cache holds, in one child (returns at once)."""
+        if self._pending and self.run is None:
+            self.run = IsolatedRun(self._pending, self._limits, trusted=True).start()
+        return self
 
     def _disk_key(self, digest: str, case: Case) -> str:
         """The output cache's key of one file's output on one case, computed once (it hashes the inputs)."""
@@ -124,7 +132,7 @@ class TrustedOutputs:
         for label in request.paths:
             digest = self.digests[(problem_id, label)]
             job = f"{problem_id}/{label}"
-            outputs = _outputs(self.run.wait_for(job)) if job in self.jobs else {}
+            outputs = _outputs(self.start().run.wait_for(job)) if job in self.jobs else {}
             if isinstance(outputs, str):
                 results[label] = outputs
                 continue

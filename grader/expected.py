@@ -1,0 +1,126 @@
+"""Where the expected outputs of a problem on some cases come from, behind one interface chosen once per
+grader: the reference solution run live in a trusted child (its practice-case outputs kept in the on-disk
+output cache, see grader/trusted.py), or, in a learner copy with no solutions/, the outputs stored at export
+(grader/stored.py), which cover the practice cases only."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from grader.cases import SECRET_ENV, Case
+from grader.errors import CourseError
+from grader.limits import Limits
+from grader.problems import Course, Problem
+from grader.stored import StoredOutputs, load_stored
+from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
+
+
+class References(Protocol):
+    """The reference outputs of some problems on their cases, being computed or already there."""
+
+    def outputs(self, problem: Problem) -> dict[int, np.ndarray]:
+        """One problem's reference outputs, waiting for them; CourseError when the reference failed."""
+        ...
+
+    def cancel(self) -> None:
+        """Nothing more will be compared with these outputs: stop computing them."""
+        ...
+
+
+class ExpectedOutputs(Protocol):
+    def start(self, problems: list[Problem], cases: dict[str, list[Case]]) -> References:
+        """Starts getting the reference outputs of `problems` on `cases` (by problem id); returns at once."""
+        ...
+
+
+def wait_all(references: References, problems: list[Problem]) -> None:
+    """Waits until every problem's reference outputs are there; a failed reference is reported when a
+    submission is graded against it."""
+    for problem in problems:
+        with contextlib.suppress(CourseError):
+            references.outputs(problem)
+
+
+class _LiveReferences:
+    def __init__(self, outputs: TrustedOutputs, paths: dict[str, Path]) -> None:
+        self._outputs, self._paths = outputs, paths
+
+    def outputs(self, problem: Problem) -> dict[int, np.ndarray]:
+        return reference_outputs_or_raise(
+            self._outputs.result(problem.id), REFERENCE, self._paths[problem.id]
+        )
+
+    def cancel(self) -> None:
+        self._outputs.cancel()
+
+
+class LiveReference:
+    """The instructor's checkout: the reference solution runs in one trusted child for every problem."""
+
+    def __init__(self, course: Course, limits: Limits, persist: bool) -> None:
+        self.course, self.limits, self.persist = course, limits, persist
+
+    def start(self, problems: list[Problem], cases: dict[str, list[Case]]) -> References:
+        paths = {problem.id: self.course.reference_path(problem) for problem in problems}
+        for problem in problems:
+            if not paths[problem.id].is_file():
+                raise CourseError(
+                    f"no reference solution at {paths[problem.id]}: this checkout cannot grade {problem.id} "
+                    "(grading needs the instructor's copy of the course)"
+                )
+        requests = [TrustedRequest(p, {REFERENCE: paths[p.id]}, cases[p.id]) for p in problems]
+        return _LiveReferences(TrustedOutputs(requests, self.limits, persist=self.persist).start(), paths)
+
+
+class _StoredReferences:
+    def __init__(self, outputs: dict[str, dict[int, np.ndarray]]) -> None:
+        self._outputs = outputs
+
+    def outputs(self, problem: Problem) -> dict[int, np.ndarray]:
+        return self._outputs[problem.id]
+
+    def cancel(self) -> None:
+        pass
+
+
+class StoredReference:
+    """A learner copy (no solutions/): the reference outputs stored at export, practice cases only."""
+
+    def __init__(self) -> None:
+        self._stored: dict[str, StoredOutputs | None] = {}
+
+    def stored(self, problem: Problem) -> StoredOutputs | None:
+        """The problem's stored outputs, read once (the reference and the pitfalls share them)."""
+        if problem.id not in self._stored:
+            self._stored[problem.id] = load_stored(problem)
+        return self._stored[problem.id]
+
+    def start(self, problems: list[Problem], cases: dict[str, list[Case]]) -> References:
+        outputs = {}
+        for problem in problems:
+            kept = self.stored(problem)
+            if kept is None:
+                raise CourseError(
+                    f"no reference solution at {problem.directory.parent.parent / 'solutions'} and no stored "
+                    f"outputs: this checkout cannot grade {problem.id} (grading needs the instructor's copy "
+                    "of the course, or a learner copy made by `grade export`)"
+                )
+            outputs[problem.id] = kept.reference(cases[problem.id])
+        return _StoredReferences(outputs)
+
+
+def expected_outputs(course: Course, secret: str | None, limits: Limits) -> ExpectedOutputs:
+    """Chooses, once, where a grader's expected outputs come from: a checkout with solutions/ runs the
+    reference; a learner copy reads what export stored, and cannot grade hidden cases."""
+    if (course.root / "solutions").is_dir():
+        return LiveReference(course, limits, persist=secret is None)  # hidden outputs never reach disk
+    if secret:
+        raise CourseError(
+            "hidden cases need the instructor's copy of the course (with solutions/): this is a learner "
+            f"copy, which grades the practice cases only; unset {SECRET_ENV} to grade them"
+        )
+    return StoredReference()
