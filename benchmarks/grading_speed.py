@@ -214,6 +214,9 @@ def main() -> int:
         rows.append(("  per learner-problem", per_item, GOALS["batch_per_item"]))
         statuses = out.read_text().count(",pass,") if out.exists() else 0
 
+        # What setup.sh does in a course's image: the practice outputs of every pitfall file, which naming
+        # a wrong answer reads, computed once (by `grade export`, untimed) before the mixed batch.
+        subprocess.run([grade, "export", str(scratch / "export")], env=env, cwd=ROOT, capture_output=True)
         mixed = scratch / "mixed"
         for number in range(args.learners):
             wrong = None if number % 3 == 0 else number
