@@ -82,15 +82,26 @@ def grade_learner(grader: Grader, problems: list[Problem], learner: Path) -> lis
     return [rows[problem.id] for problem in problems]
 
 
+def shard_of(learners: list[Path], shard: tuple[int, int] | None) -> list[Path]:
+    """The learners of shard K of N: every N-th learner of the sorted roster from the K-th on, so that the
+    shards differ in size by one at most and every learner is in exactly one."""
+    if shard is None:
+        return learners
+    number, count = shard
+    return learners[number - 1 :: count]
+
+
 def grade_roster(
     course: Course,
     roster: Path,
     grader: Grader,
     jobs: int = 1,
     on_row: Callable[[int, int, Row], None] | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> list[Row]:
-    """Grades every learner on every problem and returns the rows in (learner, course order)."""
-    learners = learners_in(roster)
+    """Grades every learner (of `shard`, K of N, if given) on every problem and returns the rows in (learner,
+    course order)."""
+    learners = shard_of(learners_in(roster), shard)
     problems = course.problems()
     total = len(learners) * len(problems)
     grader.prepare(problems)  # the references once, before learners run side by side

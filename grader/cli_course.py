@@ -19,6 +19,7 @@ from grader.problems import find_course
 from grader.report import write_file
 from grader.results import Status
 from grader.scaffold import new_problem
+from grader.shards import merge, parse_shard, write_record
 
 
 def batch_parser() -> argparse.ArgumentParser:
@@ -32,6 +33,12 @@ def batch_parser() -> argparse.ArgumentParser:
     parser.add_argument("roster", metavar="ROSTER_DIR", type=Path, help="one subfolder per learner")
     parser.add_argument("--out", metavar="GRADEBOOK.csv", type=Path, required=True, help="the CSV to write")
     parser.add_argument("--jobs", metavar="N", type=int, default=1, help="learners graded at once")
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        type=parse_shard,
+        help="grade only shard K of N (every N-th learner of the sorted roster); `grade merge` joins them",
+    )
     limit_options(parser)
     return parser
 
@@ -51,10 +58,15 @@ def _batch(argv: list[str]) -> int:
             flush=True,
         )
 
-    rows = batch.grade_roster(course, args.roster, grader, jobs=args.jobs, on_row=show)
+    rows = batch.grade_roster(course, args.roster, grader, jobs=args.jobs, on_row=show, shard=args.shard)
     summary_path = args.out.with_suffix(".md")
     write_file(args.out, batch.gradebook_csv(rows))
     write_file(summary_path, batch.summary_markdown(rows, grader.mode))
+    if args.shard:
+        roster = [learner.name for learner in batch.learners_in(args.roster)]
+        problems = [problem.id for problem in course.problems()]
+        record = write_record(args.out, args.shard, roster, problems, grader.mode, rows)
+        print(f"shard {args.shard[0]}/{args.shard[1]}: {record} is what `grade merge` reads")
     passed = sum(row.status == "pass" for row in rows)
     print(f"{len(rows)} rows graded ({passed} passed): {args.out}, summary in {summary_path}")
     broken = [row for row in rows if row.status is Status.GRADER_ERROR]
@@ -65,6 +77,28 @@ def _batch(argv: list[str]) -> int:
         )
         return 2
     return 0
+
+
+def _merge(argv: list[str]) -> int:
+    parser = Parser(
+        prog="grade merge",
+        usage=USAGE,
+        description="Join the gradebooks of every shard of `grade batch --shard K/N` into one gradebook and "
+        "summary; refuses shards that overlap, are missing, or were graded differently.",
+    )
+    parser.add_argument("shards", nargs="+", metavar="SHARD.csv", type=Path, help="the shards' gradebooks")
+    parser.add_argument("--out", metavar="GRADEBOOK.csv", type=Path, required=True, help="the CSV to write")
+    args = parser.parse_args(argv)
+    rows, mode = merge(args.shards)
+    summary_path = args.out.with_suffix(".md")
+    write_file(args.out, batch.gradebook_csv(rows))
+    write_file(summary_path, batch.summary_markdown(rows, mode))
+    passed = sum(row.status is Status.PASS for row in rows)
+    print(
+        f"{len(rows)} rows from {len(args.shards)} shards ({passed} passed): {args.out}, "
+        f"summary in {summary_path}"
+    )
+    return 2 if any(row.status is Status.GRADER_ERROR for row in rows) else 0
 
 
 def _export(argv: list[str]) -> int:
@@ -196,6 +230,7 @@ COMMANDS = {
     "hint": _hint,
     "export": _export,
     "batch": _batch,
+    "merge": _merge,
     "check": _check,
     "new": _new,
     "docs": _docs,

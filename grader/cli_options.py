@@ -25,7 +25,8 @@ grade list [--root DIR]
                          [--gradescope-visibility VISIBILITY]
        grade export DEST
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
-                   [--low-memory] [--require-sandbox]
+                   [--low-memory] [--require-sandbox] [--shard K/N]
+       grade merge SHARD.csv... --out GRADEBOOK.csv
        grade check ID... | --all [--secrets N] [--families]
        grade new ID
        grade docs [--check]

@@ -101,3 +101,52 @@ def test_a_roster_without_learners_is_a_usage_error(toy_course, tmp_path, capsys
     assert main(["batch", str(tmp_path / "empty"), "--out", str(tmp_path / "g.csv")]) == 2
     assert "no learner folders" in capsys.readouterr().err
     assert not (tmp_path / "g.csv").exists()
+
+
+def _gradebook(path: Path) -> list[dict[str, str]]:
+    """A gradebook's rows without the timings, which differ from run to run."""
+    with path.open(newline="") as handle:
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(handle)]
+
+
+def test_sharding_then_merging_gives_the_gradebook_of_one_batch(toy_course, tmp_path, capsys):
+    roster = tmp_path / "roster"
+    solutions = toy_course.root / "solutions"
+    for number, toy in enumerate(
+        [solutions / "toy.py", solutions / "pitfalls" / "toy" / "forgot_scale.py"] * 3
+    ):
+        _learner(roster, f"learner{number}", toy, CORRECT_MAX if number % 2 else None)
+    whole = tmp_path / "whole" / "gradebook.csv"
+    assert main(["batch", str(roster), "--out", str(whole), "--timeout", "10"]) == 0
+    shards = [tmp_path / f"shard{k}" / "gradebook.csv" for k in (1, 2, 3)]
+    for k, out in enumerate(shards, 1):
+        assert main(["batch", str(roster), "--out", str(out), "--shard", f"{k}/3", "--timeout", "10"]) == 0
+    sizes = [len(_gradebook(out)) for out in shards]
+    assert sizes == [4, 4, 4], "six learners, two problems, three shards of two learners each"
+    merged = tmp_path / "merged.csv"
+    assert main(["merge", *map(str, shards), "--out", str(merged)]) == 0
+    assert _gradebook(merged) == _gradebook(whole)
+    assert merged.with_suffix(".md").read_text() == whole.with_suffix(".md").read_text()
+
+
+def test_merge_refuses_missing_overlapping_and_mismatched_shards(toy_course, tmp_path, capsys):
+    roster = tmp_path / "roster"
+    for number in range(3):
+        _learner(roster, f"learner{number}", toy_course.root / "solutions" / "toy.py", CORRECT_MAX)
+    outs = {}
+    for shard in ("1/2", "2/2", "1/3"):
+        outs[shard] = tmp_path / shard.replace("/", "of") / "gradebook.csv"
+        assert (
+            main(["batch", str(roster), "--out", str(outs[shard]), "--shard", shard, "--timeout", "10"]) == 0
+        )
+    capsys.readouterr()
+    merged = str(tmp_path / "merged.csv")
+    assert main(["merge", str(outs["1/2"]), "--out", merged]) == 2
+    assert "missing shard(s) 2/2" in capsys.readouterr().err
+    assert main(["merge", str(outs["1/2"]), str(outs["1/2"]), str(outs["2/2"]), "--out", merged]) == 2
+    assert "shard 1/2 given twice" in capsys.readouterr().err
+    assert main(["merge", str(outs["1/2"]), str(outs["1/3"]), "--out", merged]) == 2
+    assert "is a shard of" in capsys.readouterr().err
+    assert main(["batch", str(roster), "--out", merged, "--shard", "3/2"]) == 2
+    assert "K must be between 1 and N" in capsys.readouterr().err
+    assert not Path(merged).exists(), "a refused merge writes nothing"

@@ -127,8 +127,8 @@ def _grade_commands(workflow: Path) -> list[list[str]]:
     for job in document["jobs"].values():
         for step in job["steps"]:
             for line in step.get("run", "").splitlines():
-                if line.strip().startswith("grade "):
-                    commands.append(shlex.split(line.strip())[1:])
+                if line.strip().startswith("grade "):  # a matrix value stands for shard 1
+                    commands.append(shlex.split(line.strip().replace("${{ matrix.shard }}", "1"))[1:])
     return commands
 
 
@@ -142,5 +142,15 @@ def test_workflows_parse_and_their_grade_commands_are_valid(name):
     for argv in commands:
         if argv[0] == "batch":
             _batch_parser().parse_args(argv[1:])
+        elif argv[0] == "merge":
+            assert "--out" in argv and len(argv) >= 4, argv
         else:
             _grade_parser().parse_args(argv)
+    if name == "instructor-grading.yml":
+        document = yaml.safe_load(workflow.read_text())
+        shards = document["jobs"]["gradebook"]["strategy"]["matrix"]["shard"]
+        merged = next(argv for argv in commands if argv[0] == "merge")
+        assert [f"shard-{k}/gradebook.csv" for k in shards] == merged[1 : 1 + len(shards)], (
+            "merge every shard"
+        )
+        assert all(f"/{len(shards)}" in " ".join(argv) for argv in commands if argv[0] == "batch")
