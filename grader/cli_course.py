@@ -10,16 +10,19 @@ from pathlib import Path
 from grader import batch, progress
 from grader.check import DEFAULT_SECRETS, check_problems
 from grader.check_files import TODO_MARKER, Verdict
+from grader.cli_grade import color, hint_footer
 from grader.cli_options import USAGE, Parser, learner_checkout, limit_options, make_grader, root_option
 from grader.docs import update_readme
 from grader.errors import UsageError
 from grader.export import export_course
 from grader.hints import load_hints
-from grader.problems import find_course
+from grader.problems import Problem, find_course
 from grader.report import write_file
-from grader.results import Status
+from grader.report.plain_text import render_problem
+from grader.results import ProblemResult, Status
 from grader.scaffold import new_problem
 from grader.shards import merge, parse_shard, write_record
+from grader.watch import stub_changes, watch_loop
 
 
 def batch_parser() -> argparse.ArgumentParser:
@@ -99,6 +102,49 @@ def _merge(argv: list[str]) -> int:
         f"summary in {summary_path}"
     )
     return 2 if any(row.status is Status.GRADER_ERROR for row in rows) else 0
+
+
+def _watch(argv: list[str]) -> int:
+    parser = Parser(
+        prog="grade watch",
+        usage=USAGE,
+        description="Re-grade a problem's practice cases every time its stub is saved, until Ctrl-C; after a "
+        "pass, move on to the next unfinished problem.",
+    )
+    parser.add_argument(
+        "id", nargs="?", metavar="ID", help="the problem to start with (default: the first unfinished)"
+    )
+    root_option(parser)
+    limit_options(parser)
+    args = parser.parse_args(argv)
+    course = find_course()
+    checkout = learner_checkout(course, args.root)
+    grader = make_grader(course, args, practice=True)
+    problems = course.problems()
+
+    def passed(problem: Problem) -> bool:
+        return progress.status(checkout, problem) == "passed"
+
+    def grade(problem: Problem) -> ProblemResult:
+        stub = checkout.stub(problem)
+        result = (
+            checkout.missing_result(problem)
+            if checkout.missing(problem)
+            else grader.grade_file(problem, stub)
+        )
+        progress.record_result(checkout.root, result, stub, grader.mode)
+        footer = "" if result.passed else hint_footer(problem, checkout.root)
+        print(
+            render_problem(result, grader.mode, color=color()) + ("\n" + footer if footer else "") + "\n",
+            flush=True,
+        )
+        return result
+
+    first = course.problem(args.id) if args.id else next((p for p in problems if not passed(p)), None)
+    if first is None:
+        print("Every problem passed. Well done.")
+        return 0
+    return watch_loop(problems, checkout, first, grade, print, stub_changes(checkout), passed)
 
 
 def _export(argv: list[str]) -> int:
@@ -231,6 +277,7 @@ COMMANDS = {
     "export": _export,
     "batch": _batch,
     "merge": _merge,
+    "watch": _watch,
     "check": _check,
     "new": _new,
     "docs": _docs,

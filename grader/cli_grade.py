@@ -57,11 +57,11 @@ def grade_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _color() -> bool:
+def color() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-def _hint_footer(problem: Problem, root: Path) -> str:
+def hint_footer(problem: Problem, root: Path) -> str:
     try:
         total = len(load_hints(problem))
     except GraderError:
@@ -108,8 +108,8 @@ def run_grade(argv: list[str]) -> int:
             if args.submission is None:
                 progress.record_result(root, done, submissions[problem.id], grader.mode)
             if stdout_format == "text":
-                block = render_problem(done, grader.mode, color=_color())
-                footer = "" if done.passed or grader.secret else _hint_footer(problem, root)
+                block = render_problem(done, grader.mode, color=color())
+                footer = "" if done.passed or grader.secret else hint_footer(problem, root)
                 print(block + ("\n" + footer if footer else "") + "\n", flush=True)
             elif sys.stderr.isatty():
                 print(f"graded {problem.id}: {done.status}", file=sys.stderr, flush=True)
