@@ -62,16 +62,21 @@ def _batch(argv: list[str]) -> int:
         )
 
     rows = batch.grade_roster(course, args.roster, grader, jobs=args.jobs, on_row=show, shard=args.shard)
-    summary_path = args.out.with_suffix(".md")
-    write_file(args.out, batch.gradebook_csv(rows))
-    write_file(summary_path, batch.summary_markdown(rows, grader.mode))
     if args.shard:
         roster = [learner.name for learner in batch.learners_in(args.roster)]
         problems = [problem.id for problem in course.problems()]
         record = write_record(args.out, args.shard, roster, problems, grader.mode, rows)
         print(f"shard {args.shard[0]}/{args.shard[1]}: {record} is what `grade merge` reads")
-    passed = sum(row.status == "pass" for row in rows)
-    print(f"{len(rows)} rows graded ({passed} passed): {args.out}, summary in {summary_path}")
+    return _write_gradebook(args.out, rows, grader.mode, "graded")
+
+
+def _write_gradebook(out: Path, rows: list[batch.Row], mode: str, how: str) -> int:
+    """Writes the gradebook and its summary; the exit status: 2 when the course could not grade some row."""
+    summary_path = out.with_suffix(".md")
+    write_file(out, batch.gradebook_csv(rows))
+    write_file(summary_path, batch.summary_markdown(rows, mode))
+    passed = sum(row.status is Status.PASS for row in rows)
+    print(f"{len(rows)} rows {how} ({passed} passed): {out}, summary in {summary_path}")
     broken = [row for row in rows if row.status is Status.GRADER_ERROR]
     if broken:
         print(
@@ -93,15 +98,7 @@ def _merge(argv: list[str]) -> int:
     parser.add_argument("--out", metavar="GRADEBOOK.csv", type=Path, required=True, help="the CSV to write")
     args = parser.parse_args(argv)
     rows, mode = merge(args.shards)
-    summary_path = args.out.with_suffix(".md")
-    write_file(args.out, batch.gradebook_csv(rows))
-    write_file(summary_path, batch.summary_markdown(rows, mode))
-    passed = sum(row.status is Status.PASS for row in rows)
-    print(
-        f"{len(rows)} rows from {len(args.shards)} shards ({passed} passed): {args.out}, "
-        f"summary in {summary_path}"
-    )
-    return 2 if any(row.status is Status.GRADER_ERROR for row in rows) else 0
+    return _write_gradebook(args.out, rows, mode, f"merged from {len(args.shards)} shards")
 
 
 def _watch(argv: list[str]) -> int:
