@@ -144,9 +144,9 @@ def fine_tuning(rng: np.random.Generator) -> dict[str, object]:
     DEAD_UNITS hidden units are pruned before the pre-training (their w1 columns and b1 entries stay 0, so
     their pre-activations are exactly 0 and a ReLU with derivative 0 at 0 never moves them); afterwards
     their w2 rows are set to random values DEAD_WEIGHT times the spread of the trained rows, which the
-    recipe never uses. After 200 steps of pre-training, the output layer is scaled so that the loss is exactly TUNED_LOSS,
-    and a constant is added to every output bias (which changes no probability) so that the largest
-    logit of the batch is at least 12.5.
+    recipe never uses. After 200 steps of pre-training, the output layer is scaled so that the loss is
+    exactly TUNED_LOSS, and a constant is added to every output bias (which changes no probability) so
+    that the largest logit of the batch is at least 12.5.
     """
     x, labels = _digits(rng)
     w1, b1, w2, b2 = _fresh(rng)

@@ -20,7 +20,9 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
     labels = jnp.asarray(labels, jnp.int32)
 
     # "half the model" up front, then back to fp32 for the optimizer: the fp32 master starts rounded
-    params = {name: jnp.asarray(a).astype(jnp.float16).astype(jnp.float32) for name, a in (("w", w), ("b", b))}
+    params = {
+        name: jnp.asarray(a).astype(jnp.float16).astype(jnp.float32) for name, a in (("w", w), ("b", b))
+    }
     count = jnp.asarray(step, jnp.int32)
 
     def loss_fn(params):

@@ -1,4 +1,4 @@
-"""Pitfall loss_mean_in_fp16, another form: the loss is averaged in fp32 but multiplied by the loss scale in fp16.
+"""Pitfall loss_mean_in_fp16, another form: the loss is averaged in fp32 but scaled in fp16.
 
 The learner casts the fp32 mean loss to the compute dtype and scales it there (`loss16 * loss_scale`),
 casting the product to fp32 for the gradient. The Python float scale becomes fp16: 2^16 is inf there, so

@@ -1,4 +1,4 @@
-"""Pitfall relu_derivative_at_zero: the ReLU written as jnp.maximum(a16, 0), whose derivative at exactly 0 is 1/2.
+"""Pitfall relu_derivative_at_zero: the ReLU as jnp.maximum(a16, 0), whose derivative at exactly 0 is 1/2.
 
 Everything else follows the recipe. The recipe's ReLU (jax.nn.relu) has derivative 0 at 0; jnp.maximum splits
 the gradient of a tie evenly between its two arguments, so a pre-activation that is exactly 0 passes half of
