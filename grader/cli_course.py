@@ -10,7 +10,7 @@ from pathlib import Path
 from grader import batch, progress
 from grader.check import DEFAULT_SECRETS, check_problems
 from grader.check_files import TODO_MARKER, Verdict
-from grader.cli_grade import color, hint_footer
+from grader.cli_grade import learner_block
 from grader.cli_options import USAGE, Parser, learner_checkout, limit_options, make_grader, root_option
 from grader.docs import update_readme
 from grader.errors import UsageError
@@ -18,7 +18,6 @@ from grader.export import export_course
 from grader.hints import load_hints
 from grader.problems import Problem, find_course
 from grader.report import write_file
-from grader.report.plain_text import render_problem
 from grader.results import ProblemResult, Status
 from grader.scaffold import new_problem
 from grader.shards import merge, parse_shard, write_record
@@ -130,11 +129,7 @@ def _watch(argv: list[str]) -> int:
             else grader.grade_file(problem, stub)
         )
         progress.record_result(checkout.root, result, stub, grader.mode)
-        footer = "" if result.passed else hint_footer(problem, checkout.root)
-        print(
-            render_problem(result, grader.mode, color=color()) + ("\n" + footer if footer else "") + "\n",
-            flush=True,
-        )
+        print(learner_block(result, problem, checkout.root, grader), flush=True)
         return result
 
     first = course.problem(args.id) if args.id else next((p for p in problems if not passed(p)), None)

@@ -20,6 +20,7 @@ from grader.cli_options import (
     root_option,
 )
 from grader.errors import GraderError, UsageError
+from grader.grading import Grader
 from grader.hints import load_hints
 from grader.problems import Problem, find_course
 from grader.report import FORMATS, write_reports
@@ -72,6 +73,13 @@ def hint_footer(problem: Problem, root: Path) -> str:
     return f"  Stuck? `grade hint {problem.id}` shows hint {shown + 1} of {total}."
 
 
+def learner_block(result: ProblemResult, problem: Problem, root: Path, grader: Grader) -> str:
+    """A graded problem as a learner reads it in the terminal: the report, and in practice mode the hint
+    footer when it did not pass."""
+    footer = "" if result.passed or grader.secret else hint_footer(problem, root)
+    return render_problem(result, grader.mode, color=color()) + ("\n" + footer if footer else "") + "\n"
+
+
 def run_grade(argv: list[str]) -> int:
     args = grade_parser().parse_args(argv)
     course = find_course()
@@ -108,9 +116,7 @@ def run_grade(argv: list[str]) -> int:
             if args.submission is None:
                 progress.record_result(root, done, submissions[problem.id], grader.mode)
             if stdout_format == "text":
-                block = render_problem(done, grader.mode, color=color())
-                footer = "" if done.passed or grader.secret else hint_footer(problem, root)
-                print(block + ("\n" + footer if footer else "") + "\n", flush=True)
+                print(learner_block(done, problem, root, grader), flush=True)
             elif sys.stderr.isatty():
                 print(f"graded {problem.id}: {done.status}", file=sys.stderr, flush=True)
 

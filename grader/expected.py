@@ -36,6 +36,11 @@ class ExpectedOutputs(Protocol):
         """Starts getting the reference outputs of `problems` on `cases` (by problem id); returns at once."""
         ...
 
+    def stored(self, problem: Problem) -> StoredOutputs | None:
+        """The outputs a learner copy stores for the problem (its pitfalls' too, for naming); None where the
+        course's files run live."""
+        ...
+
 
 def wait_all(references: References, problems: list[Problem]) -> None:
     """Waits until every problem's reference outputs are there; a failed reference is reported when a
@@ -63,6 +68,9 @@ class LiveReference:
 
     def __init__(self, course: Course, limits: Limits, persist: bool) -> None:
         self.course, self.limits, self.persist = course, limits, persist
+
+    def stored(self, problem: Problem) -> StoredOutputs | None:
+        return None
 
     def start(self, problems: list[Problem], cases: dict[str, list[Case]]) -> References:
         paths = {problem.id: self.course.reference_path(problem) for problem in problems}

@@ -14,7 +14,7 @@ import numpy as np
 from grader.cases import Case, make_cases
 from grader.child import call_case, load_harness
 from grader.errors import CourseError, UsageError
-from grader.expected import References, StoredReference, expected_outputs, wait_all
+from grader.expected import References, expected_outputs, wait_all
 from grader.isolation import IsolatedRun, Job
 from grader.limits import Limits
 from grader.naming import name_mistake, naming_label, rejections
@@ -23,7 +23,6 @@ from grader.problems import Course, Problem
 from grader.protocol import decode_raised, decode_returned
 from grader.results import MatchedPitfall, ProblemResult, Sandbox, Status
 from grader.sandbox import check_sandbox
-from grader.stored import StoredOutputs
 from grader.verdicts import case_result, summarise
 
 
@@ -53,10 +52,6 @@ class Grader:
         self.low_memory = low_memory
         check_sandbox()
         self.expected = expected_outputs(course, self.secret, self.limits)  # where expected outputs come from
-
-    def _stored(self, problem: Problem) -> StoredOutputs | None:
-        """The outputs stored in a learner copy (None in an instructor's checkout), for naming."""
-        return self.expected.stored(problem) if isinstance(self.expected, StoredReference) else None
 
     @property
     def mode(self) -> str:
@@ -128,7 +123,9 @@ class Grader:
         cases = make_cases(problem)
         references = self.expected.start([problem], {problem.id: cases})
         outcome = _call_in_process(problem, fn, cases)
-        outcome.sandbox = {"reason": "called in this process by grade_function, on the practice cases only"}
+        outcome.sandbox = Sandbox(
+            reason="called in this process by grade_function, on the practice cases only"
+        )
         try:
             expected = self._expected(outcome, references, problem)
         finally:
@@ -150,7 +147,7 @@ class Grader:
         def name() -> list[MatchedPitfall]:
             run = practice_run() if practice_run else outcome
             rejected = rejections(outcome) if practice_run else ()
-            stored = None if self.secret else self._stored(problem)
+            stored = None if self.secret else self.expected.stored(problem)
             return name_mistake(self.course, problem, practice, run, self.limits, stored, rejected)
 
         return name
@@ -202,7 +199,7 @@ class Grader:
             stdout=outcome.stdout,
             stderr=outcome.stderr,
             seconds=time.monotonic() - start,
-            sandbox=Sandbox.from_dict(outcome.sandbox) if outcome.sandbox is not None else None,
+            sandbox=outcome.sandbox,
         )
 
 

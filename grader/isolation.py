@@ -26,6 +26,7 @@ from grader.outcomes import CaseOutcome, LoadFailure, RunOutcome, describe_exit,
 from grader.problems import Problem
 from grader.processes import exit_status_unreaped, kill_group, resident_bytes, start_child
 from grader.protocol import EventReader, decode_raised, decode_returned
+from grader.results import Sandbox
 from grader.sandbox import landlock_request, reported, sandbox_prefix, unreported
 from grader.settings import child_environment
 
@@ -64,7 +65,7 @@ class IsolatedRun:
         self._over = {job.label: threading.Event() for job in jobs}
         self._process: subprocess.Popen | None = None
         self._cancelled = threading.Event()
-        self.sandbox: dict = {}
+        self.sandbox = Sandbox()
 
     def start(self) -> IsolatedRun:
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -109,9 +110,7 @@ class IsolatedRun:
                     for job in jobs
                 ],
                 "block_imports": [] if self.trusted else BLOCKED_IMPORTS,
-                "sandbox": landlock_request(
-                    self.limits, [job.problem for job in jobs], self.trusted, self._sandbox()
-                ),
+                "sandbox": self._landlock_request(jobs),
                 "limits": {
                     "address_space": address_space_limit(self.limits),
                     "file_size": self.limits.output_bytes,
@@ -123,6 +122,9 @@ class IsolatedRun:
     def _cpu_seconds(self, jobs: list[Job]) -> int:
         """The CPU-time limit of a child that runs `jobs`."""
         return self.limits.cpu_seconds(sum(len(job.cases) for job in jobs))
+
+    def _landlock_request(self, jobs: list[Job]) -> dict | None:
+        return landlock_request(self.limits, [job.problem for job in jobs], self.trusted, self._sandbox())
 
     def _sandbox(self) -> list[str]:
         """The sandbox command for this run's children: none for the course's own code."""
@@ -175,7 +177,10 @@ class IsolatedRun:
                 env=child_environment(workdir, self.trusted, sandboxed=bool(prefix)),
             )
         self._process = process
-        self.sandbox, self._sandbox_reported = unreported(self.limits, prefix), False
+        self.sandbox = unreported(self.limits, prefix)
+        # A child asked to restrict itself reports it before any learner code runs: that first report is the
+        # only one taken. A child not asked reports nothing, so any report it sends was forged.
+        self._sandbox_reported = self._landlock_request(jobs) is None
         if self._cancelled.is_set():
             kill_group(process)
         os.close(request_read)
@@ -197,7 +202,7 @@ class IsolatedRun:
     def _finish(self, job: Job, workdir: Path, number: int) -> None:
         """Attaches what the job printed to its outcome and makes the outcome available."""
         outcome = self._outcomes[job.label]
-        outcome.sandbox = dict(self.sandbox)
+        outcome.sandbox = self.sandbox
         before = [read_capped(workdir / name) for name in (".stdout", ".stderr")] if number == 0 else ["", ""]
         outcome.stdout = before[0] + read_capped(workdir / f".stdout-{number}")
         outcome.stderr = before[1] + read_capped(workdir / f".stderr-{number}")
@@ -224,10 +229,8 @@ class IsolatedRun:
                     self._stop(process, outcome, position, expected, event, jobs)
                     return number + 1
                 if event.get("event") == "sandbox":
-                    # Sent before learner code runs: learner code could forge a later one, never an earlier.
                     if not self._sandbox_reported:
-                        self.sandbox = {**self.sandbox, **reported(event)}
-                        self._sandbox_reported = True
+                        self.sandbox, self._sandbox_reported = reported(event, self.sandbox), True
                     continue
                 if event.get("label") != job.label:
                     continue  # garbage or events out of order: only the grader's protocol counts

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.protocol import Raised, Returned
-from grader.results import output_cut_marker
+from grader.results import Sandbox, output_cut_marker
 
 OUTPUT_HEAD, OUTPUT_TAIL = 4_000, 12_000  # what a report keeps of a child's stdout or stderr
 
@@ -40,7 +40,7 @@ class RunOutcome:
     stopped_in_case: int | None = None
     stdout: str = ""
     stderr: str = ""
-    sandbox: dict | None = None  # what protected the child that ran it (IsolatedRun._sandbox_state)
+    sandbox: Sandbox | None = None  # what protected the child that ran it
 
 
 def read_capped(path: Path) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import signal
 import subprocess
@@ -39,12 +40,11 @@ def session_members(session: int) -> list[int]:
 
 
 _OWN_CHILDREN: set[int] = set()
-
 _CHILDREN_LOCK = threading.Lock()
-
 _PR_SET_CHILD_SUBREAPER = 36
 
 
+@functools.cache
 def become_subreaper() -> None:
     """Makes this process the subreaper of everything it starts (Linux 3.4 and later): a process that leaves
     its child's session with setsid() and loses its parent is then reparented here, not to init, where
@@ -111,13 +111,14 @@ def exit_status_unreaped(process: subprocess.Popen, timeout: float) -> int | Non
 def kill_group(process: subprocess.Popen) -> None:
     """Kills the child and every process left in its session, also one that left the child's process
     group, and also after the child has exited (it is reaped only afterwards, so its ids stay ours)."""
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        if sys.platform.startswith("linux"):
-            for pid in session_members(process.pid):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+    if process.returncode is not None:
+        return  # killed and reaped before, its orphans with it
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    if sys.platform.startswith("linux"):
+        for pid in session_members(process.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
     process.wait()
     with _CHILDREN_LOCK:
         _OWN_CHILDREN.discard(process.pid)

@@ -121,15 +121,6 @@ class Sandbox:
     reason: str = ""
     command: str = ""
 
-    @classmethod
-    def from_dict(cls, held: dict[str, Any]) -> Sandbox:
-        return cls(
-            abi=int(held.get("abi", 0) or 0),
-            **{name: held.get(name) is True for name in _PROTECTIONS},
-            reason=str(held.get("reason", "")),
-            command=str(held.get("command", "")),
-        )
-
     @property
     def held(self) -> int:
         return sum(getattr(self, name) for name in _PROTECTIONS)

@@ -4,11 +4,13 @@ what the child is asked for, and what it reports."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 from grader.errors import CourseError, UsageError
 from grader.limits import Limits
 from grader.problems import Problem
+from grader.results import Sandbox
 from grader.settings import LANDLOCK_ENV, REQUIRE_SANDBOX_ENV, SANDBOX_ENV, sandbox_words
 
 
@@ -54,25 +56,23 @@ def landlock_request(
     return {"forbidden": courses, "required": limits.require_sandbox and not prefix}
 
 
-def unreported(limits: Limits, prefix: list[str]) -> dict:
+def unreported(limits: Limits, prefix: list[str]) -> Sandbox:
     """What protects a child before it reports its sandbox: no Landlock, and why; the GRADE_SANDBOX
     command."""
     if not limits.landlock:
         reason = f"switched off: {LANDLOCK_ENV}=off"
     else:
         reason = "the child stopped before it reported its sandbox"
-    return {
-        "abi": 0,
-        "filesystem": False,
-        "network": False,
-        "signals": False,
-        "reason": reason,
-        "command": " ".join(prefix),
-    }
+    return Sandbox(reason=reason, command=" ".join(prefix))
 
 
-def reported(event: dict) -> dict:
-    """The protections a child reports (learner code has not run yet when it does), checked field by field."""
-    held = {key: event.get(key) is True for key in ("filesystem", "network", "signals")}
+def reported(event: dict, before: Sandbox) -> Sandbox:
+    """`before` with the protections a child reports (learner code has not run yet when it does), checked
+    field by field."""
     abi = event.get("abi")
-    return {**held, "abi": abi if isinstance(abi, int) else 0, "reason": str(event.get("reason", ""))[:300]}
+    return dataclasses.replace(
+        before,
+        abi=abi if isinstance(abi, int) else 0,
+        **{key: event.get(key) is True for key in ("filesystem", "network", "signals")},
+        reason=str(event.get("reason", ""))[:300],
+    )

@@ -113,6 +113,17 @@ def test_the_reference_beside_the_submission_is_out_of_reach(toy_course):
     assert switched_off.grade_file(problem, cheat).status is Status.PASS, "the old behaviour, Landlock off"
 
 
+def test_a_forged_sandbox_report_is_never_believed(toy_course):
+    argv = ["toy", "--submission", str(HOSTILE / "forges_the_sandbox_report.py")]
+    status, report, _ = _grade(argv, toy_course.root, sandboxed=False)
+    assert status == 0, "the answer itself is right"
+    assert report["sandbox"]["filesystem"] is False and report["sandbox"]["landlock_abi"] == 0
+    assert "GRADE_LANDLOCK=off" in report["sandbox"]["reason"]
+    if ABI >= 1:  # asked to restrict itself, the child's own report comes first and is the one kept
+        status, report, _ = _grade(argv, toy_course.root, sandboxed=True)
+        assert status == 0 and report["sandbox"]["landlock_abi"] == ABI
+
+
 class _Listener:
     """A TCP listener on 127.0.0.1 that counts the connections it accepts."""
 
