@@ -113,8 +113,13 @@ def grade_roster(
                 rows.append(row)
                 if on_row:
                     on_row(len(rows), total, row)
-    order = {learner.name: i for i, learner in enumerate(learners)}
-    position = {problem.id: i for i, problem in enumerate(problems)}
+    return in_order(rows, [learner.name for learner in learners], [problem.id for problem in problems])
+
+
+def in_order(rows: list[Row], learners: list[str], problems: list[str]) -> list[Row]:
+    """The rows by learner (in roster order), then problem (in course order): a gradebook's order."""
+    order = {learner: i for i, learner in enumerate(learners)}
+    position = {problem: i for i, problem in enumerate(problems)}
     return sorted(rows, key=lambda row: (order[row.learner], position[row.problem]))
 
 

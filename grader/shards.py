@@ -8,7 +8,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from grader.batch import Row
+from grader.batch import Row, in_order
 from grader.errors import UsageError
 from grader.results import Status
 
@@ -102,6 +102,4 @@ def merge(paths: list[Path]) -> tuple[list[Row], str]:
     if set(graded) != set(first["roster"]):
         absent = sorted(set(first["roster"]) - set(graded))
         raise UsageError(f"the shards leave out learners of the roster: {', '.join(absent[:5])}")
-    order = {learner: i for i, learner in enumerate(first["roster"])}
-    position = {problem: i for i, problem in enumerate(first["problems"])}
-    return sorted(rows, key=lambda row: (order[row.learner], position[row.problem])), first["mode"]
+    return in_order(rows, first["roster"], first["problems"]), first["mode"]
