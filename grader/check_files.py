@@ -11,6 +11,7 @@ from pathlib import Path
 
 from grader.cases import load_families
 from grader.discrimination import table_files
+from grader.docs import PITFALL_TABLE
 from grader.hints import load_hints
 from grader.problems import Course, Problem
 from grader.trusted import REFERENCE
@@ -115,7 +116,8 @@ def file_findings(course: Course, problem: Problem) -> list[Finding]:
 def statement_findings(problem: Problem) -> list[Finding]:
     found = []
     try:
-        statement = problem.statement_path.read_text(encoding="utf-8")
+        # What the author wrote: the pitfall table that `grade docs` makes names every pitfall anyway.
+        statement = PITFALL_TABLE.cut(problem.statement_path.read_text(encoding="utf-8"))
         families = list(load_families(problem))
         hints = len(load_hints(problem))
     except Exception as exc:  # cases.py is code being written: anything may go wrong in it

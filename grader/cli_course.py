@@ -12,7 +12,7 @@ from grader.check import DEFAULT_SECRETS, check_problems
 from grader.check_files import TODO_MARKER, Verdict
 from grader.cli_grade import learner_block
 from grader.cli_options import USAGE, Parser, learner_checkout, limit_options, make_grader, root_option
-from grader.docs import update_readme
+from grader.docs import update_docs
 from grader.errors import UsageError
 from grader.export import export_course
 from grader.hints import load_hints
@@ -245,21 +245,21 @@ def _docs(argv: list[str]) -> int:
     parser = Parser(
         prog="grade docs",
         usage=USAGE,
-        description="Rewrite the README's problem table from the problems' manifests (problem.toml); with "
-        "--check, only say whether it is current (exit status 1 when it is not).",
+        description="Rewrite the tables made from the problems' manifests (problem.toml): the README's "
+        "problem table and each statement's pitfall table; with --check, only say which are out of date "
+        "(exit status 1 when one is).",
     )
     parser.add_argument("--check", action="store_true", help="compare only; write nothing")
     args = parser.parse_args(argv)
     course = find_course()
-    current = update_readme(course, check=args.check)
-    if args.check:
-        print(
-            "the README's problem table is current"
-            if current
-            else "the README's problem table is out of date"
-        )
-        return 0 if current else 1
-    print("the README's problem table was current" if current else "rewrote the README's problem table")
+    stale = [path.relative_to(course.root) for path in update_docs(course, check=args.check)]
+    for path in stale:
+        print(f"{path}: its tables are out of date" if args.check else f"rewrote the tables of {path}")
+    if args.check and stale:
+        print("run `grade docs` to rewrite them from the manifests")
+        return 1
+    if not stale:
+        print("every table made from the manifests is current")
     return 0
 
 

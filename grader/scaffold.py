@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from grader.check_files import TODO_MARKER
+from grader.docs import PITFALL_TABLE
 from grader.errors import UsageError
 from grader.problems import Course
 
@@ -86,6 +87,9 @@ solve(x, lr)
 
 ## Pitfalls
 
+{pitfall_table_start}
+{pitfall_table_end}
+
 ### {todo}: the mistake (`example_mistake`)
 
 {todo}: what it does to the numbers, on which families (the `example_family` cases), or that the cases
@@ -148,6 +152,7 @@ def new_problem(course: Course, problem_id: str) -> list[Path]:
     _check_id(course, problem_id)
     order = max([p.order for p in course.problems(drafts=True)] + [0]) + 1
     fields = {"id": problem_id, "todo": TODO_MARKER, "order": order}
+    fields.update(pitfall_table_start=PITFALL_TABLE.start, pitfall_table_end=PITFALL_TABLE.end)
     folder = course.problems_dir / problem_id
     solutions = course.solutions_dir
     files = {

@@ -1,31 +1,109 @@
-"""The README's problem table is made from the problems' manifests (`grade docs`), and is current."""
+"""The tables made from the problems' manifests (`grade docs`): the README's problem table and each
+statement's pitfall table are current, `grade docs --check` names a stale one, and `grade docs`
+rewrites it."""
 
 from __future__ import annotations
 
 import shutil
 
+import pytest
+from conftest import PROBLEMS
+
+from grader.check_files import statement_findings
 from grader.cli import main
-from grader.docs import END, START, problem_table, update_readme
+from grader.docs import PITFALL_TABLE, PROBLEM_TABLE, pitfall_table, problem_table, update_docs
 from grader.problems import Course
+
+
+@pytest.fixture
+def course_copy(course, tmp_path, monkeypatch) -> Course:
+    """A copy of the course's problems and README, as the course `grade` finds."""
+    copy = tmp_path / "course"
+    shutil.copytree(course.root / "problems", copy / "problems")
+    shutil.copy(course.root / "README.md", copy / "README.md")
+    monkeypatch.setenv("GRADE_COURSE_ROOT", str(copy))
+    monkeypatch.chdir(copy)
+    return Course(copy)
 
 
 def test_the_readme_problem_table_is_made_from_the_manifests(course):
     readme = (course.root / "README.md").read_text(encoding="utf-8")
-    assert f"{START}\n{problem_table(course)}\n{END}" in readme, "run `grade docs` to rewrite it"
+    assert f"{PROBLEM_TABLE.start}\n{problem_table(course)}\n{PROBLEM_TABLE.end}" in readme, (
+        "run `grade docs`"
+    )
     for problem in course.problems():
         assert f"| `{problem.id}` | `{problem.signature}` | {problem.teaches} |" in readme
 
 
-def test_grade_docs_rewrites_a_stale_table_and_check_says_so(course, tmp_path, monkeypatch, capsys):
-    copy = tmp_path / "course"
-    shutil.copytree(course.root / "problems", copy / "problems")
-    shutil.copy(course.root / "README.md", copy / "README.md")
-    manifest = copy / "problems" / "bf16_train_step" / "problem.toml"
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda problem: problem.id)
+def test_each_statement_lists_its_pitfalls_and_their_families_from_the_manifest(problem):
+    statement = problem.statement_path.read_text(encoding="utf-8")
+    table = pitfall_table(problem)
+    assert f"{PITFALL_TABLE.start}\n{table}\n{PITFALL_TABLE.end}" in statement, "run `grade docs`"
+    assert [row.split("`")[1] for row in table.splitlines()[2:]] == [p.name for p in problem.pitfalls]
+    for pitfall in problem.pitfalls:
+        row = next(row for row in table.splitlines() if row.startswith(f"| `{pitfall.name}` |"))
+        assert f"| {pitfall.title} |" in row
+        assert all(f"`{form}`" in row for form in pitfall.forms)
+
+
+def test_grade_docs_rewrites_a_stale_readme_table_and_check_says_so(course_copy, capsys):
+    manifest = course_copy.problems_dir / "bf16_train_step" / "problem.toml"
     text = manifest.read_text(encoding="utf-8")
     manifest.write_text(text.replace('teaches = "', 'teaches = "NEW: ', 1), encoding="utf-8")
-    monkeypatch.setenv("GRADE_COURSE_ROOT", str(copy))
-    monkeypatch.chdir(copy)
-    assert main(["docs", "--check"]) == 1 and "out of date" in capsys.readouterr().out
+    assert main(["docs", "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "README.md: its tables are out of date" in out and "run `grade docs`" in out
     assert main(["docs"]) == 0
-    assert "| NEW: one SGD step" in (copy / "README.md").read_text(encoding="utf-8")
-    assert update_readme(Course(copy), check=True)
+    assert "| NEW: one SGD step" in (course_copy.root / "README.md").read_text(encoding="utf-8")
+    assert update_docs(course_copy, check=True) == []
+
+
+def test_grade_docs_check_names_a_stale_statement_and_grade_docs_rewrites_only_its_table(course_copy, capsys):
+    problem = course_copy.problem("loss_scaling")
+    manifest = problem.directory / "problem.toml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(
+        text.replace('title = "Targets rounded to fp16"', 'title = "NEW title"'), encoding="utf-8"
+    )
+    before = problem.statement_path.read_text(encoding="utf-8")
+    assert main(["docs", "--check"]) == 1
+    assert "problems/loss_scaling/README.md: its tables are out of date" in capsys.readouterr().out
+    assert problem.statement_path.read_text(encoding="utf-8") == before, "--check writes nothing"
+    assert main(["docs"]) == 0
+    assert "rewrote the tables of problems/loss_scaling/README.md" in capsys.readouterr().out
+    after = problem.statement_path.read_text(encoding="utf-8")
+    assert "| `targets_in_fp16` | NEW title | `rounded_predictions` |" in after
+    assert PITFALL_TABLE.cut(after) == PITFALL_TABLE.cut(before), "the hand-written text is kept"
+
+
+def test_grade_docs_is_idempotent(course_copy, capsys):
+    statement = course_copy.problem("grad_accumulation").statement_path
+    statement.write_text(
+        PITFALL_TABLE.replace(statement.read_text(encoding="utf-8"), "stale", statement), encoding="utf-8"
+    )
+    assert main(["docs"]) == 0
+    written = {path: path.read_text(encoding="utf-8") for path in course_copy.root.rglob("README.md")}
+    capsys.readouterr()
+    assert main(["docs"]) == 0
+    assert capsys.readouterr().out.strip() == "every table made from the manifests is current"
+    assert {path: path.read_text(encoding="utf-8") for path in written} == written
+    assert main(["docs", "--check"]) == 0
+
+
+def test_a_statement_without_the_table_markers_is_an_error_that_says_where(course_copy, capsys):
+    statement = course_copy.problem("bf16_train_step").statement_path
+    statement.write_text(PITFALL_TABLE.cut(statement.read_text(encoding="utf-8")), encoding="utf-8")
+    assert main(["docs", "--check"]) == 2
+    assert "problems/bf16_train_step/README.md has no <!-- pitfall table" in capsys.readouterr().err
+
+
+def test_the_generated_table_does_not_count_as_the_statement_naming_a_pitfall(course_copy):
+    problem = course_copy.problem("bf16_train_step")
+    statement = problem.statement_path.read_text(encoding="utf-8")
+    unnamed = statement.replace("`final_loss_in_fp32`", "the last mistake")
+    problem.statement_path.write_text(
+        PITFALL_TABLE.replace(unnamed, pitfall_table(problem), problem.statement_path), encoding="utf-8"
+    )
+    findings = statement_findings(problem)
+    assert [f.detail for f in findings] == ["does not state `final_loss_in_fp32`"]
