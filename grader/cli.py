@@ -1,7 +1,7 @@
-"""The `grade` command: `grade ID... | --all`, `grade list`, `grade hint ID`, `grade export DEST`,
-`grade batch ROSTER_DIR`, and for authors `grade check ID` and `grade new ID`. This module only dispatches:
-grading is in grader/cli_grade.py, the other subcommands in grader/cli_course.py, what they share in
-grader/cli_options.py."""
+"""The `grade` command: `grade ID... | --all`, and the subcommands (`grade list`, `hint`, `watch`, `export`,
+`prepare`, `batch`, `merge`, and for authors `check`, `new`, `docs`). This module only dispatches: grading
+is in grader/cli_grade.py, batch and merge in grader/cli_batch.py, the other subcommands in
+grader/cli_course.py, what they share in grader/cli_options.py."""
 
 from __future__ import annotations
 

@@ -1,103 +1,27 @@
-"""The `grade` subcommands about the course rather than one learner's grade: list, hint, export, batch,
-and for problem authors check and new."""
+"""The `grade` subcommands about the course rather than one learner's grade: list, hint, watch, export,
+prepare, and for problem authors check, new and docs (batch and merge are in grader/cli_batch.py)."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
-from grader import batch, progress
+from grader import progress
 from grader.check import DEFAULT_SECRETS, check_problems
 from grader.check_files import TODO_MARKER, Verdict
+from grader.cli_batch import batch_command, merge_command
 from grader.cli_grade import learner_block
 from grader.cli_options import USAGE, Parser, learner_checkout, limit_options, make_grader, root_option
 from grader.docs import update_docs
 from grader.errors import UsageError
 from grader.export import export_course
 from grader.hints import load_hints
+from grader.limits import Limits
+from grader.prepare import prepare_course
 from grader.problems import Problem, find_course
-from grader.report import write_file
-from grader.results import ProblemResult, Status
+from grader.results import ProblemResult
 from grader.scaffold import new_problem
-from grader.shards import merge, parse_shard, write_record
+from grader.secret import take_secret
 from grader.watch import stub_changes, watch_loop
-
-
-def batch_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="grade batch",
-        usage=USAGE,
-        description="Grade every learner checkout in ROSTER_DIR on every problem; write a CSV gradebook "
-        "and a Markdown summary beside it. Exit status 0 when every row was graded (whatever the "
-        "learners' results), 2 when the course could not grade some row.",
-    )
-    parser.add_argument("roster", metavar="ROSTER_DIR", type=Path, help="one subfolder per learner")
-    parser.add_argument("--out", metavar="GRADEBOOK.csv", type=Path, required=True, help="the CSV to write")
-    parser.add_argument("--jobs", metavar="N", type=int, default=1, help="learners graded at once")
-    parser.add_argument(
-        "--shard",
-        metavar="K/N",
-        type=parse_shard,
-        help="grade only shard K of N (every N-th learner of the sorted roster); `grade merge` joins them",
-    )
-    limit_options(parser)
-    return parser
-
-
-def _batch(argv: list[str]) -> int:
-    args = batch_parser().parse_args(argv)
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    course = find_course()
-    grader = make_grader(course, args)
-
-    def show(done: int, total: int, row: batch.Row) -> None:
-        print(
-            f"[{done:>{len(str(total))}}/{total}] {row.learner}/{row.problem}: {row.status} "
-            f"({row.seconds:.1f} s)",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    rows = batch.grade_roster(course, args.roster, grader, jobs=args.jobs, on_row=show, shard=args.shard)
-    if args.shard:
-        roster = [learner.name for learner in batch.learners_in(args.roster)]
-        problems = [problem.id for problem in course.problems()]
-        record = write_record(args.out, args.shard, roster, problems, grader.mode, rows)
-        print(f"shard {args.shard[0]}/{args.shard[1]}: {record} is what `grade merge` reads")
-    return _write_gradebook(args.out, rows, grader.mode, "graded")
-
-
-def _write_gradebook(out: Path, rows: list[batch.Row], mode: str, how: str) -> int:
-    """Writes the gradebook and its summary; the exit status: 2 when the course could not grade some row."""
-    summary_path = out.with_suffix(".md")
-    write_file(out, batch.gradebook_csv(rows))
-    write_file(summary_path, batch.summary_markdown(rows, mode))
-    passed = sum(row.status is Status.PASS for row in rows)
-    print(f"{len(rows)} rows {how} ({passed} passed): {out}, summary in {summary_path}")
-    broken = [row for row in rows if row.status is Status.GRADER_ERROR]
-    if broken:
-        print(
-            f"grade: error: {len(broken)} rows could not be graded by the course; see {summary_path}",
-            file=sys.stderr,
-        )
-        return 2
-    return 0
-
-
-def _merge(argv: list[str]) -> int:
-    parser = Parser(
-        prog="grade merge",
-        usage=USAGE,
-        description="Join the gradebooks of every shard of `grade batch --shard K/N` into one gradebook and "
-        "summary; refuses shards that overlap, are missing, or were graded differently.",
-    )
-    parser.add_argument("shards", nargs="+", metavar="SHARD.csv", type=Path, help="the shards' gradebooks")
-    parser.add_argument("--out", metavar="GRADEBOOK.csv", type=Path, required=True, help="the CSV to write")
-    args = parser.parse_args(argv)
-    rows, mode = merge(args.shards)
-    return _write_gradebook(args.out, rows, mode, f"merged from {len(args.shards)} shards")
 
 
 def _watch(argv: list[str]) -> int:
@@ -150,6 +74,21 @@ def _export(argv: list[str]) -> int:
         f"Learner copy written to {args.dest}: problems, grader, pyproject.toml and README; no solutions and "
         "no pitfall code. There: `pip install -e .` then `grade <id>` grades the practice cases."
     )
+    return 0
+
+
+def _prepare(argv: list[str]) -> int:
+    parser = Parser(
+        prog="grade prepare",
+        usage=USAGE,
+        description="Compute now what grading reads from the caches: the practice outputs of the reference "
+        "and the pitfalls, and with $GRADE_SECRET the reference's outputs on the hidden cases, kept where "
+        "only you can read them. An autograder image's set-up step (ci/gradescope/setup.sh).",
+    )
+    parser.parse_args(argv)
+    course = find_course()
+    for line in prepare_course(course, take_secret(), Limits()):
+        print(line, flush=True)
     return 0
 
 
@@ -267,8 +206,9 @@ COMMANDS = {
     "list": _list,
     "hint": _hint,
     "export": _export,
-    "batch": _batch,
-    "merge": _merge,
+    "batch": batch_command,
+    "merge": merge_command,
+    "prepare": _prepare,
     "watch": _watch,
     "check": _check,
     "new": _new,

@@ -25,6 +25,7 @@ grade list [--root DIR]
                          [--memory-limit SIZE] [--low-memory] [--require-sandbox]
                          [--gradescope-visibility VISIBILITY]
        grade export DEST
+       grade prepare
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
                    [--low-memory] [--require-sandbox] [--shard K/N]
        grade merge SHARD.csv... --out GRADEBOOK.csv

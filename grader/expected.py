@@ -1,6 +1,7 @@
 """Where the expected outputs of a problem on some cases come from, behind one interface chosen once per
 grader: the reference solution run live in a trusted child (its practice-case outputs kept in the on-disk
-output cache, see grader/trusted.py), or, in a learner copy with no solutions/, the outputs stored at export
+output cache, and its hidden-case outputs read from there when `grade prepare` kept them; see
+grader/output_cache.py), or, in a learner copy with no solutions/, the outputs stored at export
 (grader/stored.py), which cover the practice cases only."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 from grader.cases import SECRET_ENV, Case
 from grader.errors import CourseError
 from grader.limits import Limits
+from grader.output_cache import OutputStore, hidden_store, practice_store
 from grader.problems import Course, Problem
 from grader.stored import StoredOutputs, load_stored
 from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
@@ -64,10 +66,11 @@ class _LiveReferences:
 
 
 class LiveReference:
-    """The instructor's checkout: the reference solution runs in one trusted child for every problem."""
+    """The instructor's checkout: the reference solution runs in one trusted child for every problem, on
+    the cases whose outputs `store` does not hold; with `keep`, what it computes is stored."""
 
-    def __init__(self, course: Course, limits: Limits, persist: bool) -> None:
-        self.course, self.limits, self.persist = course, limits, persist
+    def __init__(self, course: Course, limits: Limits, store: OutputStore | None, keep: bool) -> None:
+        self.course, self.limits, self.store, self.keep = course, limits, store, keep
 
     def stored(self, problem: Problem) -> StoredOutputs | None:
         return None
@@ -81,7 +84,7 @@ class LiveReference:
                     "(grading needs the instructor's copy of the course)"
                 )
         requests = [TrustedRequest(p, {REFERENCE: paths[p.id]}, cases[p.id]) for p in problems]
-        return _LiveReferences(TrustedOutputs(requests, self.limits, persist=self.persist).start(), paths)
+        return _LiveReferences(TrustedOutputs(requests, self.limits, self.store, self.keep).start(), paths)
 
 
 class _StoredReferences:
@@ -125,7 +128,9 @@ def expected_outputs(course: Course, secret: str | None, limits: Limits) -> Expe
     """Chooses, once, where a grader's expected outputs come from: a checkout with solutions/ runs the
     reference; a learner copy reads what export stored, and cannot grade hidden cases."""
     if (course.root / "solutions").is_dir():
-        return LiveReference(course, limits, persist=secret is None)  # hidden outputs never reach disk
+        if secret is None:
+            return LiveReference(course, limits, practice_store(), keep=True)
+        return LiveReference(course, limits, hidden_store(), keep=False)  # what `grade prepare` kept
     if secret:
         raise CourseError(
             "hidden cases need the instructor's copy of the course (with solutions/): this is a learner "

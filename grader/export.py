@@ -16,6 +16,7 @@ from pathlib import Path
 from grader.cases import make_cases
 from grader.errors import CourseError, UsageError
 from grader.limits import Limits
+from grader.output_cache import practice_store
 from grader.problems import Course
 from grader.stored import write_stored
 from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
@@ -61,7 +62,7 @@ def export_course(course: Course, dest: Path, limits: Limits | None = None) -> l
         if not paths[REFERENCE].is_file():
             raise CourseError(f"no reference at {paths[REFERENCE]}: export needs the instructor's copy")
         requests.append(TrustedRequest(problem, paths, make_cases(problem, None)))
-    outputs = TrustedOutputs(requests, limits or Limits(), persist=True).start()  # one child for all
+    outputs = TrustedOutputs(requests, limits or Limits(), practice_store()).start()  # one child for all
     lines = []
     for request in requests:
         problem, paths = request.problem, request.paths

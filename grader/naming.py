@@ -17,6 +17,7 @@ from grader.cases import Case
 from grader.diagnose import diagnose
 from grader.limits import Limits
 from grader.outcomes import RunOutcome
+from grader.output_cache import practice_store
 from grader.problems import Course, Problem
 from grader.results import MatchedPitfall
 from grader.stored import StoredOutputs
@@ -62,7 +63,7 @@ def name_mistake(
     paths = course.pitfall_paths(problem)
     if paths and course.reference_path(problem).is_file():
         request = TrustedRequest(problem, {REFERENCE: course.reference_path(problem), **paths}, practice)
-        results = TrustedOutputs([request], limits, persist=True).start().result(problem.id)
+        results = TrustedOutputs([request], limits, practice_store()).start().result(problem.id)
         if isinstance(results[REFERENCE], str):
             return names  # the broken reference is reported where the submission is compared with it
         reference = arrays(results.pop(REFERENCE))

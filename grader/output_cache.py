@@ -1,10 +1,14 @@
-"""Outputs of the course's own files kept on disk between runs, for practice cases only.
+"""Outputs of the course's own files kept on disk between runs.
 
 An entry is keyed by everything that could change the numbers: the file's content, the case's seed and a
 digest of its inputs, and the platform (Python, numpy, jax and jaxlib versions, every installed JAX plugin,
 and the variables that choose the device: JAX_PLATFORMS, CUDA_VISIBLE_DEVICES, XLA_FLAGS). Change any of
-them and the entry is simply not found. Hidden-case outputs are never written: they would sit on disk
-where a later submission could read them.
+them and the entry is simply not found.
+
+Two stores: the practice cases' outputs (public by design), kept whenever they are computed; and the
+reference's outputs on the hidden cases, written only by `grade prepare` (an autograder image's set-up) in
+a folder only its owner may open, and read by hidden-mode grading, so that a fresh container never runs the
+reference. Grading itself never writes hidden-case outputs.
 """
 
 from __future__ import annotations
@@ -41,37 +45,54 @@ def platform_fingerprint() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def _folder() -> Path | None:
+class OutputStore:
+    """Outputs in one folder, one file per entry key; `private` folders are made readable by their owner
+    only (they hold hidden-case outputs, as secret as the secret they come from)."""
+
+    def __init__(self, folder: Path, private: bool = False) -> None:
+        self.folder, self.private = folder, private
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.npy"
+
+    def has(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def load(self, key: str) -> np.ndarray | None:
+        """Returns the stored output, or None when there is none (or it cannot be read)."""
+        try:
+            return np.load(self._path(key), allow_pickle=False)
+        except (OSError, ValueError, EOFError):
+            return None
+
+    def save(self, key: str, values: np.ndarray) -> None:
+        """Stores an output; a store that cannot be written only costs time."""
+        target = self._path(key)
+        try:
+            if self.private:
+                self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                self.folder.chmod(0o700)  # also when it existed: nobody else may list or read it
+            target.parent.mkdir(mode=0o700 if self.private else 0o777, parents=True, exist_ok=True)
+            # NamedTemporaryFile makes the file readable and writable by its owner only.
+            with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".tmp", delete=False) as handle:
+                np.save(handle, np.asarray(values), allow_pickle=False)
+            os.replace(handle.name, target)  # whole or not at all, also with graders running side by side
+        except OSError:
+            pass
+
+
+def practice_store() -> OutputStore | None:
+    """The practice cases' outputs, under the cache folder (None when the cache is off)."""
     root = cache_root()
-    return None if root is None else root / "outputs"
+    return None if root is None else OutputStore(root / "outputs")
+
+
+def hidden_store() -> OutputStore | None:
+    """The reference's hidden-case outputs that `grade prepare` keeps (None when the cache is off)."""
+    root = cache_root()
+    return None if root is None else OutputStore(root / "hidden-outputs", private=True)
 
 
 def entry_key(file_digest: str, case: Case) -> str:
     text = f"{file_digest}|{case.seed}|{inputs_digest(case)}|{platform_fingerprint()}"
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def load(key: str) -> np.ndarray | None:
-    """Returns the stored output, or None when there is none (or it cannot be read)."""
-    folder = _folder()
-    if folder is None:
-        return None
-    try:
-        return np.load(folder / key[:2] / f"{key}.npy", allow_pickle=False)
-    except (OSError, ValueError, EOFError):
-        return None
-
-
-def save(key: str, values: np.ndarray) -> None:
-    """Stores an output; a cache that cannot be written only costs time."""
-    folder = _folder()
-    if folder is None:
-        return
-    target = folder / key[:2] / f"{key}.npy"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".tmp", delete=False) as handle:
-            np.save(handle, np.asarray(values), allow_pickle=False)
-        os.replace(handle.name, target)  # whole or not at all, also with graders running side by side
-    except OSError:
-        pass

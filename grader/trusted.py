@@ -75,13 +75,20 @@ class TrustedOutputs:
     """Computes (in the background, in one child for every problem, once `start()` is called) the outputs of
     the course's own files; `result(problem_id)` waits for one problem's.
 
-    Outputs are remembered per (file content, case seed) for the life of the process, and with `persist`
-    (practice cases only) in the on-disk output cache too, so a file runs only on cases it has not seen.
+    Outputs are remembered per (file content, case seed) for the life of the process, and with a `store`
+    on disk too (grader/output_cache.py), so a file runs only on cases it has not seen. With `keep` false
+    the store is only read: hidden-case outputs are written by `grade prepare` alone.
     """
 
-    def __init__(self, requests: list[TrustedRequest], limits: Limits, persist: bool = False) -> None:
+    def __init__(
+        self,
+        requests: list[TrustedRequest],
+        limits: Limits,
+        store: output_cache.OutputStore | None = None,
+        keep: bool = True,
+    ) -> None:
         self.requests = {request.problem.id: request for request in requests}
-        self.persist = persist
+        self.store, self.keep = store, keep
         self._disk_keys: dict[tuple[str, int], str] = {}
         self.digests = {
             (request.problem.id, label): _digest(path, request.problem)
@@ -115,10 +122,19 @@ class TrustedOutputs:
     def _known(self, digest: str, case: Case) -> bool:
         if (digest, case.seed) in _memo:
             return True
-        stored = output_cache.load(self._disk_key(digest, case)) if self.persist else None
+        stored = self.store.load(self._disk_key(digest, case)) if self.store else None
         if stored is not None:
             _memo[(digest, case.seed)] = stored
         return stored is not None
+
+    def _keep(self, digest: str, case: Case) -> None:
+        """Stores a file's output on a case (computed now, or earlier in this process) where the store lacks
+        it."""
+        output = _memo.get((digest, case.seed))
+        if self.store and self.keep and isinstance(output, np.ndarray):
+            key = self._disk_key(digest, case)
+            if not self.store.has(key):
+                self.store.save(key, output)
 
     def cancel(self) -> None:
         """Stops the computation: nothing more will be compared with these outputs."""
@@ -139,8 +155,7 @@ class TrustedOutputs:
             for case in request.cases:
                 if case.index in outputs:
                     _memo[(digest, case.seed)] = outputs[case.index]
-                    if self.persist and isinstance(outputs[case.index], np.ndarray):
-                        output_cache.save(self._disk_key(digest, case), outputs[case.index])
+                self._keep(digest, case)
             missing = [case.label for case in request.cases if (digest, case.seed) not in _memo]
             if missing:  # the run was cancelled, or ended before reaching them
                 results[label] = f"no output for {missing[0]}: the run ended before it"

@@ -1,5 +1,6 @@
 """The on-disk cache of the course's outputs: it saves time and never changes a verdict. A changed
-reference, JAX version or backend misses it; hidden-case outputs never reach it."""
+reference, JAX version or backend misses it; hidden-case outputs reach the disk only through `grade
+prepare`, in a folder only its owner can open."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import numpy as np
 import pytest
 
 from grader import output_cache, trusted
+from grader.cli import main
 from grader.cases import make_cases
 from grader.grading import Grader
+from grader.isolation import IsolatedRun
 from grader.limits import Limits
 from grader.results import Status
 from grader.settings import CACHE_ENV
@@ -29,12 +32,12 @@ def _entries(cache: Path) -> list[Path]:
     return sorted(cache.rglob("*.npy")) if cache.exists() else []
 
 
-def _needs_a_run(course, persist: bool = True) -> bool:
+def _needs_a_run(course) -> bool:
     """Whether the reference's practice outputs would have to be computed, with nothing in memory."""
     trusted._memo.clear()
     problem = course.problem("toy")
     request = TrustedRequest(problem, {REFERENCE: course.reference_path(problem)}, make_cases(problem))
-    outputs = TrustedOutputs([request], Limits(), persist=persist)  # not started: no child runs
+    outputs = TrustedOutputs([request], Limits(), output_cache.practice_store())  # not started: no child
     return bool(outputs.jobs)
 
 
@@ -112,3 +115,56 @@ def test_the_cache_can_be_turned_off(toy_course, cache, monkeypatch):
     monkeypatch.setenv(CACHE_ENV, "off")
     _grade(toy_course, toy_course.root / "solutions" / "toy.py")
     assert _entries(cache) == []
+
+
+def _trusted_children(monkeypatch) -> list[list[str]]:
+    """Records the jobs of every trusted child started from now on."""
+    started: list[list[str]] = []
+    real_start = IsolatedRun.start
+
+    def start(run):
+        if run.trusted:
+            started.append([job.label for job in run.jobs])
+        return real_start(run)
+
+    monkeypatch.setattr(IsolatedRun, "start", start)
+    return started
+
+
+def test_prepare_keeps_the_hidden_reference_outputs_so_hidden_grading_runs_no_reference(
+    toy_course, cache, monkeypatch, capsys
+):
+    secret = "prepared-secret"
+    pitfall = toy_course.root / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
+    correct = toy_course.root / "correct.py"
+    correct.write_text((toy_course.root / "solutions" / "toy.py").read_text())
+    live = [_grade(toy_course, path, secret) for path in (correct, pitfall)]
+    hidden = cache.parent / "hidden-outputs"
+    assert not hidden.exists(), "grading alone never writes hidden-case outputs"
+
+    monkeypatch.setenv("GRADE_SECRET", secret)
+    assert main(["prepare"]) == 0
+    assert "hidden outputs kept in" in capsys.readouterr().out
+    assert hidden.stat().st_mode & 0o777 == 0o700
+    entries = sorted(hidden.rglob("*.npy"))
+    assert entries and all(entry.stat().st_mode & 0o077 == 0 for entry in entries)
+
+    monkeypatch.setattr(trusted, "_memo", {})
+    started = _trusted_children(monkeypatch)
+    prepared = [_grade(toy_course, path, secret) for path in (correct, pitfall)]
+    assert started == [], "the reference's hidden outputs and the pitfalls' practice outputs came from disk"
+    for before, after in zip(live, prepared, strict=True):
+        assert (after.status, after.pitfall, after.message) == (before.status, before.pitfall, before.message)
+        for mine, theirs in zip(after.cases, before.cases, strict=True):
+            assert np.array_equal(mine.expected, theirs.expected)
+    assert prepared[0].status is Status.PASS and prepared[1].pitfall.name == "forgot_scale"
+
+    assert _grade(toy_course, correct, "another-secret").status is Status.PASS
+    assert started and started[0] == ["toy/reference"], "another secret's cases are not found: computed live"
+
+
+def test_prepare_refuses_when_the_cache_is_off(toy_course, cache, monkeypatch, capsys):
+    monkeypatch.setenv(CACHE_ENV, "off")
+    monkeypatch.setenv("GRADE_SECRET", "prepared-secret")
+    assert main(["prepare"]) == 2
+    assert "nowhere to keep hidden outputs" in capsys.readouterr().err

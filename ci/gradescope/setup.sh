@@ -13,7 +13,14 @@ python3.11 -m venv /autograder/venv
 # is set (see the README), so keep the zip out of learners' hands and grade as documented there.
 chmod -R go-rwx /autograder/source/solutions /autograder/source/grade_secret
 
-# Warm JAX's compilation cache for the course's own code, and the outputs of the reference and the
-# pitfall files on the practice cases (what a wrong submission's mistake is named from), so that no
-# learner pays for them.
-cd /autograder/source && /autograder/venv/bin/python -m grader.cli export /tmp/warm-up >/dev/null && rm -rf /tmp/warm-up
+# Compute now what grading reads from the caches, so that no learner pays for it: the outputs of the
+# reference and the pitfall files on the practice cases (what a wrong submission's mistake is named from),
+# and the reference's outputs on the hidden cases, kept in root's cache in a folder only root may open.
+# It also fills JAX's compilation cache for the course's own code. With these, grading a submission runs
+# the learner's code and never the reference.
+cd /autograder/source
+if [ -f grade_secret ]; then
+    GRADE_SECRET="$(cat grade_secret)" /autograder/venv/bin/python -m grader.cli prepare
+else
+    /autograder/venv/bin/python -m grader.cli prepare
+fi

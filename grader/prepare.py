@@ -1,0 +1,72 @@
+"""`grade prepare`: computes once, ahead of grading, what grading reads from the course's caches, as an
+autograder image's set-up step (ci/gradescope/setup.sh).
+
+It runs the reference and every pitfall file on the practice cases (the outputs that name a wrong answer,
+kept in the practice store) and, with $GRADE_SECRET set, the reference on the hidden cases, kept in the
+hidden store, a folder only its owner may open (grader/output_cache.py). Grading then starts no trusted
+child at all: a fresh container pays for the learner's code and little else. Running it compiles the
+course's own code too, which fills the course's compilation cache.
+"""
+
+from __future__ import annotations
+
+from grader.cases import make_cases
+from grader.errors import CourseError
+from grader.limits import Limits
+from grader.output_cache import hidden_store, practice_store
+from grader.problems import Course, Problem
+from grader.trusted import REFERENCE, Outputs, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
+
+
+def _requests(course: Course, problems: list[Problem], secret: str | None) -> list[TrustedRequest]:
+    requests = []
+    for problem in problems:
+        paths = {REFERENCE: course.reference_path(problem)}
+        if not paths[REFERENCE].is_file():
+            raise CourseError(f"no reference at {paths[REFERENCE]}: this needs the instructor's copy")
+        if secret is None:
+            paths |= course.pitfall_paths(problem)
+        requests.append(TrustedRequest(problem, paths, make_cases(problem, secret)))
+    return requests
+
+
+def practice_outputs(
+    course: Course, problems: list[Problem], limits: Limits
+) -> dict[str, dict[str, Outputs]]:
+    """The outputs of the reference and every pitfall file on each problem's practice cases (by problem id,
+    then label), from the practice store or computed in one trusted child and kept there; CourseError when
+    a file of the course fails."""
+    requests = _requests(course, problems, None)
+    running = TrustedOutputs(requests, limits, practice_store()).start()
+    outputs = {}
+    for request in requests:
+        results = running.result(request.problem.id)
+        reference_outputs_or_raise(results, REFERENCE, request.paths[REFERENCE])
+        for label, why in results.items():
+            if isinstance(why, str):
+                failed = request.paths[label]
+                raise CourseError(f"the pitfall file {failed} failed on a practice case:\n{why}")
+        outputs[request.problem.id] = results
+    return outputs
+
+
+def prepare_course(course: Course, secret: str | None, limits: Limits) -> list[str]:
+    """Fills the practice store and, with `secret`, the hidden store; returns a line per problem."""
+    problems = course.problems()
+    practice = practice_outputs(course, problems, limits)
+    lines = [
+        f"{problem.id}: practice outputs of the reference and {len(practice[problem.id]) - 1} pitfall files"
+        for problem in problems
+    ]
+    if secret is None:
+        return lines
+    store = hidden_store()
+    if store is None:
+        raise CourseError("the cache is off (GRADE_CACHE_DIR=off): there is nowhere to keep hidden outputs")
+    requests = _requests(course, problems, secret)
+    running = TrustedOutputs(requests, limits, store).start()
+    for number, request in enumerate(requests):
+        reference_outputs_or_raise(running.result(request.problem.id), REFERENCE, request.paths[REFERENCE])
+        lines[number] += f"; the reference's outputs on {len(request.cases)} hidden cases"
+    lines.append(f"hidden outputs kept in {store.folder} (readable by its owner only)")
+    return lines
