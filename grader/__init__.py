@@ -9,7 +9,6 @@ Notebook use:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,15 +17,22 @@ from grader.cases import SECRET_ENV, make_cases
 from grader.errors import UsageError
 from grader.grading import Grader
 from grader.limits import Limits
-from grader.problems import find_course
+from grader.problems import Course, find_course
 from grader.results import CaseResult, GradeReport, MatchedPitfall, ProblemResult, Status
-from grader.secret import take_secret
+from grader.secret import environment_secret, take_secret
+from grader.settings import Settings
+
+
+def _course(course_root: str | Path | None, settings: Settings) -> Course:
+    return find_course(Path(course_root) if course_root else None, settings.course_root)
 
 
 def _grader(course_root: str | Path | None, secret: str | None, timeout: float) -> Grader:
-    course = find_course(Path(course_root) if course_root else None)
+    settings = Settings.from_environment()
     return Grader(
-        course, secret=secret if secret is not None else os.environ.get(SECRET_ENV), limits=Limits(timeout)
+        _course(course_root, settings),
+        secret=secret if secret is not None else environment_secret(),
+        limits=Limits(timeout, settings=settings),
     )
 
 
@@ -42,7 +48,7 @@ def grade_function(
     as `grade`. Hidden cases are never graded here: the function could read whatever this process holds, so
     with a secret (given, or in $GRADE_SECRET, which is then wiped from this process) it raises UsageError
     and the function never runs; `grade_file` and the `grade` command grade hidden cases in a child."""
-    if secret is not None or os.environ.get(SECRET_ENV):
+    if secret is not None or environment_secret():
         take_secret()  # out of this process's environment, before any learner code runs again
         raise UsageError(
             "grade_function runs your function in this process, which could read the secret, so it grades "
@@ -55,7 +61,7 @@ def grade_function(
 
 def practice_case(problem_id: str, number: int, *, course_root: str | Path | None = None) -> dict[str, Any]:
     """Returns the inputs of practice case `number` (as the report numbers it, from 1), by name."""
-    problem = find_course(Path(course_root) if course_root else None).problem(problem_id)
+    problem = _course(course_root, Settings.from_environment()).problem(problem_id)
     cases = make_cases(problem)
     if not 1 <= number <= len(cases):
         raise ValueError(f"{problem_id} has practice cases 1 to {len(cases)}")

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from grader.check_files import Finding, Verdict, file_findings, ready_files
 from grader.diagnose import diagnose
-from grader.discrimination import Row, Table, case_blocks, discrimination_tables
+from grader.discrimination import Row, Table, case_blocks, checking_limits, discrimination_tables
 from grader.grading import Grader
-from grader.limits import Limits
 from grader.problems import Course, Problem, pitfall_name
 from grader.protocol import Returned
 from grader.results import Status
+from grader.settings import Settings
 from grader.trusted import REFERENCE
 
 DEFAULT_SECRETS = ("check-1", "check-2", "check-3")
@@ -140,10 +140,15 @@ def _grade(grader: Grader, items: list[tuple[Problem, Path]]) -> list:
 
 
 def check_problems(
-    course: Course, problems: Sequence[Problem], secrets: Sequence[str] = DEFAULT_SECRETS
+    course: Course,
+    problems: Sequence[Problem],
+    secrets: Sequence[str] = DEFAULT_SECRETS,
+    *,
+    settings: Settings,
 ) -> list[ProblemCheck]:
-    """Checks every problem of `problems`, sharing the child processes between them."""
-    limits = Limits(timeout=600, landlock_course=True)  # every file runs as a learner's would
+    """Checks every problem of `problems` under the GRADE_* `settings`, sharing the child processes between
+    them."""
+    limits = checking_limits(settings)
     findings = {problem.id: file_findings(course, problem) for problem in problems}
     ready = {problem.id: ready_files(course, problem, findings[problem.id]) for problem in problems}
     runnable = [
@@ -162,7 +167,8 @@ def check_problems(
     for problem, passed, hidden_passed in zip(with_reference, practice, hidden, strict=True):
         findings[problem.id].append(_reference_finding(passed, hidden_passed, secrets[0]))
     measured = [None, *secrets]  # the practice cases too: a learner must meet every mistake named there
-    tables = discrimination_tables(with_reference, {p.id: ready[p.id] for p in with_reference}, measured)
+    files = {p.id: ready[p.id] for p in with_reference}
+    tables = discrimination_tables(with_reference, files, measured, limits)
     checks = []
     for problem in problems:
         table = tables.get(problem.id)

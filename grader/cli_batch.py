@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 from grader import batch
-from grader.cli_options import USAGE, Parser, limit_options, make_grader
+from grader.cli_options import USAGE, Parser, course_and_settings, limit_options, make_grader
 from grader.errors import UsageError
-from grader.problems import find_course
 from grader.report import write_file
 from grader.results import Status
 from grader.shards import merge, parse_shard, write_record
@@ -40,8 +39,8 @@ def batch_command(argv: list[str]) -> int:
     args = batch_parser().parse_args(argv)
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    course = find_course()
-    grader = make_grader(course, args)
+    course, settings = course_and_settings()
+    grader = make_grader(course, args, settings)
 
     def show(done: int, total: int, row: batch.Row) -> None:
         print(

@@ -10,14 +10,22 @@ from grader.check import DEFAULT_SECRETS, check_problems
 from grader.check_files import TODO_MARKER, Verdict
 from grader.cli_batch import batch_command, merge_command
 from grader.cli_grade import learner_block
-from grader.cli_options import USAGE, Parser, learner_checkout, limit_options, make_grader, root_option
+from grader.cli_options import (
+    USAGE,
+    Parser,
+    course_and_settings,
+    learner_checkout,
+    limit_options,
+    make_grader,
+    root_option,
+)
 from grader.docs import update_docs
 from grader.errors import UsageError
 from grader.export import export_course
 from grader.hints import load_hints
 from grader.limits import Limits
 from grader.prepare import prepare_course
-from grader.problems import Problem, find_course
+from grader.problems import Problem
 from grader.results import ProblemResult
 from grader.scaffold import new_problem
 from grader.secret import take_secret
@@ -37,9 +45,9 @@ def _watch(argv: list[str]) -> int:
     root_option(parser)
     limit_options(parser)
     args = parser.parse_args(argv)
-    course = find_course()
+    course, settings = course_and_settings()
     checkout = learner_checkout(course, args.root)
-    grader = make_grader(course, args, practice=True)
+    grader = make_grader(course, args, settings, practice=True)
     problems = course.problems()
 
     def passed(problem: Problem) -> bool:
@@ -67,8 +75,9 @@ def _export(argv: list[str]) -> int:
     parser = Parser(prog="grade export", usage=USAGE, description="Write a learner copy of the course.")
     parser.add_argument("dest", metavar="DEST", type=Path, help="an absent or empty folder")
     args = parser.parse_args(argv)
-    course = find_course()
-    for line in export_course(course, args.dest):
+    course, settings = course_and_settings()
+    limits = Limits(settings=settings)
+    for line in export_course(course, args.dest, limits):
         print(line, flush=True)
     print(
         f"Learner copy written to {args.dest}: problems, grader, pyproject.toml and README; no solutions and "
@@ -86,8 +95,8 @@ def _prepare(argv: list[str]) -> int:
         "only you can read them. An autograder image's set-up step (ci/gradescope/setup.sh).",
     )
     parser.parse_args(argv)
-    course = find_course()
-    for line in prepare_course(course, take_secret(), Limits()):
+    course, settings = course_and_settings()
+    for line in prepare_course(course, take_secret(), Limits(settings=settings)):
         print(line, flush=True)
     return 0
 
@@ -96,7 +105,7 @@ def _list(argv: list[str]) -> int:
     parser = Parser(prog="grade list", usage=USAGE, description="List the problems and their status here.")
     root_option(parser)
     args = parser.parse_args(argv)
-    course = find_course()
+    course, _ = course_and_settings()
     checkout = learner_checkout(course, args.root)
     problems = course.problems()
     statuses = {problem.id: progress.status(checkout, problem) for problem in problems}
@@ -117,7 +126,7 @@ def _hint(argv: list[str]) -> int:
     parser.add_argument("--level", type=int, metavar="N", help="show hint N (default: the next one)")
     root_option(parser)
     args = parser.parse_args(argv)
-    course = find_course()
+    course, _ = course_and_settings()
     problem = course.problem(args.id)
     root = learner_checkout(course, args.root).root
     hints = load_hints(problem)
@@ -155,10 +164,10 @@ def _check(argv: list[str]) -> int:
         raise UsageError("give problem ids or --all")
     if args.secrets < 1:
         raise UsageError("--secrets must be at least 1")
-    course = find_course()
+    course, settings = course_and_settings()
     problems = course.problems(drafts=True) if args.all else [course.problem(i) for i in args.ids]
     secrets = [*DEFAULT_SECRETS, *(f"check-{n}" for n in range(len(DEFAULT_SECRETS) + 1, args.secrets + 1))]
-    checks = check_problems(course, problems, secrets[: args.secrets])
+    checks = check_problems(course, problems, secrets[: args.secrets], settings=settings)
     for check in checks:
         print(check.render(families=args.families) + "\n", flush=True)
     sound = sum(check.verdict is Verdict.OK for check in checks)
@@ -170,7 +179,7 @@ def _new(argv: list[str]) -> int:
     parser = Parser(prog="grade new", usage=USAGE, description="Write the skeleton of a new problem.")
     parser.add_argument("id", metavar="ID", help="the new problem's id (lower case, digits, _)")
     args = parser.parse_args(argv)
-    course = find_course()
+    course, _ = course_and_settings()
     for path in new_problem(course, args.id):
         print(f"wrote {path.relative_to(course.root)}")
     print(
@@ -190,7 +199,7 @@ def _docs(argv: list[str]) -> int:
     )
     parser.add_argument("--check", action="store_true", help="compare only; write nothing")
     args = parser.parse_args(argv)
-    course = find_course()
+    course, _ = course_and_settings()
     stale = [path.relative_to(course.root) for path in update_docs(course, check=args.check)]
     for path in stale:
         print(f"{path}: its tables are out of date" if args.check else f"rewrote the tables of {path}")

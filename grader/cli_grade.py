@@ -12,6 +12,7 @@ from grader.cases import SECRET_ENV
 from grader.cli_options import (
     USAGE,
     Parser,
+    course_and_settings,
     destinations,
     format_spec,
     learner_checkout,
@@ -22,7 +23,7 @@ from grader.cli_options import (
 from grader.errors import GraderError, UsageError
 from grader.grading import Grader
 from grader.hints import load_hints
-from grader.problems import Problem, find_course
+from grader.problems import Problem
 from grader.report import FORMATS, write_reports
 from grader.report.gradescope import VISIBILITIES
 from grader.report.plain_text import render_problem
@@ -82,7 +83,7 @@ def learner_block(result: ProblemResult, problem: Problem, root: Path, grader: G
 
 def run_grade(argv: list[str]) -> int:
     args = grade_parser().parse_args(argv)
-    course = find_course()
+    course, settings = course_and_settings()
     if args.all and args.ids:
         raise UsageError("give problem ids or --all, not both")
     if not args.all and not args.ids:
@@ -99,7 +100,7 @@ def run_grade(argv: list[str]) -> int:
                 raise UsageError(f"no submission file at {path}")
 
     stdout_format, files = destinations(args.format)
-    grader = make_grader(course, args)
+    grader = make_grader(course, args, settings)
     results: list[ProblemResult] = []
     ready = {
         p.id: checkout.missing_result(p, path) for p in problems if not (path := submissions[p.id]).is_file()

@@ -1,5 +1,5 @@
 """What the `grade` subcommands share: the usage text, the parser that reports usage errors, option types,
-and the grader that the limit options ask for."""
+the settings and course a command starts from, and the grader that the limit options ask for."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from grader.checkout import LearnerCheckout
 from grader.errors import UsageError
 from grader.grading import Grader
 from grader.limits import Limits, describe_size
-from grader.problems import Course
+from grader.problems import Course, find_course
 from grader.report import FORMATS
 from grader.sandbox import check_sandbox_required
 from grader.secret import take_secret
-from grader.settings import REQUIRE_SANDBOX_ENV
+from grader.settings import REQUIRE_SANDBOX_ENV, Settings
 
 USAGE = """\
 grade list [--root DIR]
@@ -96,17 +96,27 @@ def root_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def course_and_settings() -> tuple[Course, Settings]:
+    """What every command starts from: the GRADE_* settings, read here once, and the course they (or the
+    working folder) name."""
+    settings = Settings.from_environment()
+    return find_course(course_root=settings.course_root), settings
+
+
 def learner_checkout(course: Course, root: Path | None) -> LearnerCheckout:
     """The checkout that --root names (by default the course's own)."""
     return LearnerCheckout(course.root) if root is None else LearnerCheckout.at(root)
 
 
-def make_grader(course: Course, args: argparse.Namespace, practice: bool = False) -> Grader:
-    """The grader that the limit options (`limit_options`) and $GRADE_SECRET ask for; with `practice`, one
-    for the practice cases whatever the environment holds (the secret is still taken out of reach)."""
-    limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit)
+def make_grader(
+    course: Course, args: argparse.Namespace, settings: Settings, practice: bool = False
+) -> Grader:
+    """The grader that the limit options (`limit_options`), the GRADE_* `settings` and $GRADE_SECRET ask for;
+    with `practice`, one for the practice cases whatever the environment holds (the secret is still taken
+    out of reach)."""
     if args.require_sandbox:
-        limits = dataclasses.replace(limits, require_sandbox=True)
+        settings = dataclasses.replace(settings, require_sandbox=True)
+    limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit, settings=settings)
     check_sandbox_required(limits)
     secret = take_secret()
     return Grader(course, secret=None if practice else secret, limits=limits, low_memory=args.low_memory)

@@ -20,6 +20,7 @@ from grader.errors import CourseError
 from grader.limits import Limits
 from grader.problems import Course, Problem, find_course
 from grader.protocol import Returned
+from grader.settings import Settings
 from grader.trusted import (
     REFERENCE,
     Outputs,
@@ -119,12 +120,21 @@ def table_files(course: Course, problem: Problem) -> dict[str, Path]:
     return paths
 
 
+def checking_limits(settings: Settings) -> Limits:
+    """The limits under which the course's own files are measured: each in the sandbox a learner's file
+    gets, with time to spare."""
+    return Limits(timeout=600, settings=settings, landlock_course=True)
+
+
 def discrimination_tables(
-    problems: Sequence[Problem], files: dict[str, dict[str, Path]], secrets: Sequence[str | None]
+    problems: Sequence[Problem],
+    files: dict[str, dict[str, Path]],
+    secrets: Sequence[str | None],
+    limits: Limits,
 ) -> dict[str, Table]:
     """Runs each problem's files (`files[problem.id]`, labelled as `table_files` does) on the hidden cases
-    of the given secrets (None: the practice cases), every problem in the same two children, and returns
-    each problem's table."""
+    of the given secrets (None: the practice cases), every problem in the same two children under `limits`,
+    and returns each problem's table."""
     cases = {problem.id: hidden_cases(problem, secrets) for problem in problems}
     # Two children, each with every other file of every problem, so both cores work.
     requests: list[list[TrustedRequest]] = [[] for _ in range(CHILDREN)]
@@ -133,7 +143,6 @@ def discrimination_tables(
         for child, chosen in enumerate(items[start::CHILDREN] for start in range(CHILDREN)):
             if chosen:
                 requests[child].append(TrustedRequest(problem, dict(chosen), cases[problem.id]))
-    limits = Limits(timeout=600, landlock_course=True)  # every file runs as a learner's would
     runs = [TrustedOutputs(batch, limits).start() for batch in requests if batch]
     tables = {}
     for problem in problems:
@@ -145,9 +154,10 @@ def discrimination_tables(
     return tables
 
 
-def discrimination_table(course: Course, problem: Problem, secrets: Sequence[str]) -> Table:
+def discrimination_table(course: Course, problem: Problem, secrets: Sequence[str], limits: Limits) -> Table:
     """Runs the reference, every pitfall and every variant on the hidden cases of the given secrets."""
-    return discrimination_tables([problem], {problem.id: table_files(course, problem)}, secrets)[problem.id]
+    files = {problem.id: table_files(course, problem)}
+    return discrimination_tables([problem], files, secrets, limits)[problem.id]
 
 
 def _table(
@@ -187,11 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("ids", nargs="*", help="problem ids (default: all)")
     parser.add_argument("--secrets", type=int, default=3, help="how many secrets' hidden cases (default 3)")
     args = parser.parse_args(argv)
-    course = find_course()
+    settings = Settings.from_environment()
+    limits = checking_limits(settings)
+    course = find_course(course_root=settings.course_root)
     problems = [course.problem(i) for i in args.ids] if args.ids else course.problems()
     for problem in problems:
         secrets = [f"discrimination-{number}" for number in range(args.secrets)]
-        print(discrimination_table(course, problem, secrets).render(), flush=True)
+        print(discrimination_table(course, problem, secrets, limits).render(), flush=True)
     return 0
 
 

@@ -50,7 +50,7 @@ class Grader:
         self.secret = secret or None
         self.limits = limits or Limits()
         self.low_memory = low_memory
-        check_sandbox()
+        check_sandbox(self.limits.settings)
         self.expected = expected_outputs(course, self.secret, self.limits)  # where expected outputs come from
 
     @property

@@ -28,7 +28,6 @@ from grader.processes import exit_status_unreaped, kill_group, resident_bytes, s
 from grader.protocol import EventReader, decode_raised, decode_returned
 from grader.results import Sandbox
 from grader.sandbox import landlock_request, reported, sandbox_prefix, unreported
-from grader.settings import child_environment
 
 CHILD_SCRIPT = Path(__file__).with_name("child.py")
 BLOCKED_IMPORTS = ["grader", "solutions"]
@@ -128,7 +127,7 @@ class IsolatedRun:
 
     def _sandbox(self) -> list[str]:
         """The sandbox command for this run's children: none for the course's own code."""
-        return [] if self.trusted else sandbox_prefix(self.jobs[0].problem)
+        return [] if self.trusted else sandbox_prefix(self.limits.settings, self.jobs[0].problem)
 
     def _run(self) -> None:
         remaining = list(self.jobs)
@@ -174,7 +173,7 @@ class IsolatedRun:
                 stdout=stdout,
                 stderr=stderr,
                 cwd=workdir,
-                env=child_environment(workdir, self.trusted, sandboxed=bool(prefix)),
+                env=self.limits.settings.child_environment(workdir, self.trusted, sandboxed=bool(prefix)),
             )
         self._process = process
         self.sandbox = unreported(self.limits, prefix)

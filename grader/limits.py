@@ -1,4 +1,5 @@
-"""What one child may use: the limits, and how they are described in reports."""
+"""What one child may use: the limits, and how they are described in reports. The settings of the GRADE_*
+environment (grader/settings.py) ride along, so that every child is started with them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 
 from grader.packages import gpu_plugin_installed
-from grader.settings import landlock_on, sandbox_required
+from grader.settings import Settings
 
 GIB = 1 << 30
 
@@ -27,11 +28,10 @@ class Limits:
     memory_bytes: int | None = 4 * GIB
     output_bytes: int = 64 << 20
     cpu_time: float | None = None
-    # Learner children restrict themselves with Landlock (grader/landlock.py) unless GRADE_LANDLOCK=off;
-    # with `require_sandbox` (--require-sandbox, GRADE_REQUIRE_SANDBOX=1) a child in which neither Landlock
-    # nor GRADE_SANDBOX holds grades nothing: every problem is an error that says why.
-    landlock: bool = field(default_factory=landlock_on)
-    require_sandbox: bool = field(default_factory=sandbox_required)
+    # The GRADE_* environment as the command read it: whether learner children restrict themselves with
+    # Landlock (grader/landlock.py), whether a child in which no sandbox holds grades nothing, the
+    # GRADE_SANDBOX command, and where the compiled kernels are kept.
+    settings: Settings = field(default_factory=Settings)
     landlock_course: bool = False  # the course's own files too (grade check runs each as a learner's would)
 
     def cpu_seconds(self, cases: int) -> int:

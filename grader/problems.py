@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import UsageError
+from grader.settings import COURSE_ROOT_ENV
 
 
 @dataclass(frozen=True)
@@ -210,13 +210,13 @@ def _is_course_root(path: Path) -> bool:
     return (path / "problems").is_dir() and any((path / "problems").glob("*/problem.toml"))
 
 
-def find_course(start: Path | None = None) -> Course:
-    """Returns the course: $GRADE_COURSE_ROOT, else the nearest folder up from `start` with problems."""
-    override = os.environ.get("GRADE_COURSE_ROOT")
-    if override:
-        root = Path(override).resolve()
+def find_course(start: Path | None = None, course_root: Path | None = None) -> Course:
+    """Returns the course: `course_root` (GRADE_COURSE_ROOT, from the Settings), else the nearest folder up
+    from `start` with problems."""
+    if course_root is not None:
+        root = course_root.resolve()
         if not _is_course_root(root):
-            raise UsageError(f"GRADE_COURSE_ROOT={override} holds no problems/<id>/problem.toml")
+            raise UsageError(f"{COURSE_ROOT_ENV}={course_root} holds no problems/<id>/problem.toml")
         return Course(root)
     start = (start or Path.cwd()).resolve()
     for candidate in (start, *start.parents):
@@ -227,5 +227,5 @@ def find_course(start: Path | None = None) -> Course:
         return Course(package_root)
     raise UsageError(
         f"no course found: neither {start} nor its parents hold problems/<id>/problem.toml "
-        "(run grade inside the course checkout, or set GRADE_COURSE_ROOT)"
+        f"(run grade inside the course checkout, or set {COURSE_ROOT_ENV})"
     )

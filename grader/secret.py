@@ -4,6 +4,9 @@ Children get a scrubbed environment, but on Linux a child could still read the g
 environment from /proc/<grader pid>/environ. Once the grader has read the secret it therefore wipes it
 from that memory, drops it from os.environ, and marks itself non-dumpable, which makes its /proc files
 (memory included) unreadable to other processes of the same user.
+
+This module is the one place that reads GRADE_SECRET; the other GRADE_* variables are read by
+grader/settings.py, into a value that is handed on freely, which the secret must never be.
 """
 
 from __future__ import annotations
@@ -29,9 +32,14 @@ def _wipe_from_process_environment(name: str) -> None:
         index += 1
 
 
+def environment_secret() -> str | None:
+    """Returns $GRADE_SECRET (None when unset or empty), leaving it where it is."""
+    return os.environ.get(SECRET_ENV) or None
+
+
 def take_secret() -> str | None:
     """Returns $GRADE_SECRET (None when unset or empty) and leaves no trace of it a child could read."""
-    secret = os.environ.get(SECRET_ENV) or None
+    secret = environment_secret()
     if secret is None or not sys.platform.startswith("linux"):
         return secret
     try:

@@ -1,9 +1,16 @@
-"""The grader's settings from the GRADE_* environment, read in one place, and the environment a child gets."""
+"""The grader's settings: the GRADE_* environment, read once into a frozen `Settings` by each command (or by
+the library's entry points) and passed down; and the environment a child gets.
+
+GRADE_SECRET is not among them: grader/secret.py reads it and takes it out of the process at once, so that it
+never travels in a value handed to every part of the grader.
+"""
 
 from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import CourseError
@@ -12,63 +19,84 @@ CACHE_ENV = "GRADE_CACHE_DIR"
 SANDBOX_ENV = "GRADE_SANDBOX"  # a command that runs learner code in an OS sandbox (README: high stakes)
 LANDLOCK_ENV = "GRADE_LANDLOCK"  # "off": learner children do not restrict themselves with Landlock
 REQUIRE_SANDBOX_ENV = "GRADE_REQUIRE_SANDBOX"  # "1": grade nothing where no sandbox held
+COURSE_ROOT_ENV = "GRADE_COURSE_ROOT"  # the course to use, wherever the command runs
 # Variables that choose the backend or locale: passed through so learner and reference see the same device.
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
 
 
-def landlock_on() -> bool:
-    """Whether learner children restrict themselves with Landlock (unless GRADE_LANDLOCK=off)."""
-    return os.environ.get(LANDLOCK_ENV, "").lower() != "off"
-
-
-def sandbox_required() -> bool:
-    """Whether a run in which no sandbox holds must grade nothing (GRADE_REQUIRE_SANDBOX=1)."""
-    return os.environ.get(REQUIRE_SANDBOX_ENV, "") == "1"
-
-
-def cache_root() -> Path | None:
-    """Returns the folder of the grader's caches: $GRADE_CACHE_DIR ("off": None), by default
-    ~/.cache/mp-grader."""
-    setting = os.environ.get(CACHE_ENV, "")
+def _cache_root(environ: Mapping[str, str]) -> Path | None:
+    """$GRADE_CACHE_DIR ("off": None), by default ~/.cache/mp-grader (under $XDG_CACHE_HOME if set)."""
+    setting = environ.get(CACHE_ENV, "")
     if setting.lower() == "off":
         return None
     if setting:
         return Path(setting)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mp-grader"
+    home = Path(environ["HOME"]) if environ.get("HOME") else Path.home()
+    return Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "mp-grader"
 
 
-def compilation_cache(trusted: bool) -> Path | None:
-    """Returns the folder where children keep JAX's compiled kernels between runs, or None when off.
+@dataclass(frozen=True)
+class Settings:
+    """What the GRADE_* environment asks of the grader. `Settings()` is an empty environment's, except that
+    nothing is cached on disk; `Settings.from_environment()` reads the real one. A command-line option that
+    overrides a variable (`--require-sandbox`) gives a copy (`dataclasses.replace`); options that are not
+    environment settings travel beside it."""
 
-    The course's own code and submissions use separate folders, so a submission's compilations never feed
-    the reference. JAX keys each entry by the computation, the JAX version and the backend, so an entry
-    never changes a result, only the time to get it.
-    """
-    root = cache_root()
-    return None if root is None else root / ("jax-course" if trusted else "jax-submissions")
+    landlock: bool = True  # learner children restrict themselves with Landlock (GRADE_LANDLOCK=off: not)
+    require_sandbox: bool = False  # grade nothing where neither Landlock nor GRADE_SANDBOX holds
+    sandbox: str = ""  # GRADE_SANDBOX, the command line put before a learner's child ("": none)
+    cache_root: Path | None = None  # GRADE_CACHE_DIR: the folder of the caches kept between runs (None: off)
+    course_root: Path | None = None  # GRADE_COURSE_ROOT: the course, wherever the command runs
 
-
-def sandbox_words() -> list[str]:
-    """Returns $GRADE_SANDBOX split like a shell line (empty when unset), or raises CourseError."""
-    try:
-        return shlex.split(os.environ.get(SANDBOX_ENV, ""))
-    except ValueError as exc:
-        raise CourseError(f"{SANDBOX_ENV} is not a valid command line: {exc}") from None
-
-
-def child_environment(workdir: Path, trusted: bool, sandboxed: bool) -> dict[str, str]:
-    """The environment of a child: the backend and locale variables, a private home, the compilation cache."""
-    env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
-    env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
-    # A sandbox may run the child as another user, who could not write to the grader's cache folder.
-    cache = None if sandboxed else compilation_cache(trusted)
-    if cache is not None:
-        # Made here: a child in the Landlock sandbox may write beneath it, but could not create it.
-        cache.mkdir(parents=True, exist_ok=True)
-        env.update(
-            JAX_COMPILATION_CACHE_DIR=str(cache),
-            # Keep every kernel: op-by-op (eager) code compiles many small ones, each in milliseconds.
-            JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
-            JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Settings:
+        """Reads every GRADE_* setting from `environ` (by default this process's environment)."""
+        course_root = environ.get(COURSE_ROOT_ENV, "")
+        return cls(
+            landlock=environ.get(LANDLOCK_ENV, "").lower() != "off",
+            require_sandbox=environ.get(REQUIRE_SANDBOX_ENV, "") == "1",
+            sandbox=environ.get(SANDBOX_ENV, ""),
+            cache_root=_cache_root(environ),
+            course_root=Path(course_root) if course_root else None,
         )
-    return env
+
+    def sandbox_words(self) -> list[str]:
+        """Returns GRADE_SANDBOX split like a shell line (empty when unset), or raises CourseError."""
+        try:
+            return shlex.split(self.sandbox)
+        except ValueError as exc:
+            raise CourseError(f"{SANDBOX_ENV} is not a valid command line: {exc}") from None
+
+    def compilation_cache(self, trusted: bool) -> Path | None:
+        """Returns the folder where children keep JAX's compiled kernels between runs, or None when off.
+
+        The course's own code and submissions use separate folders, so a submission's compilations never
+        feed the reference. JAX keys each entry by the computation, the JAX version and the backend, so an
+        entry never changes a result, only the time to get it.
+        """
+        root = self.cache_root
+        return None if root is None else root / ("jax-course" if trusted else "jax-submissions")
+
+    def child_environment(self, workdir: Path, trusted: bool, sandboxed: bool) -> dict[str, str]:
+        """The environment of a child: the backend and locale variables (as they are when the child starts),
+        a private home, the compilation cache."""
+        env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+        env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+        # A sandbox may run the child as another user, who could not write to the grader's cache folder.
+        cache = None if sandboxed else self.compilation_cache(trusted)
+        if cache is not None:
+            # Made here: a child in the Landlock sandbox may write beneath it, but could not create it.
+            cache.mkdir(parents=True, exist_ok=True)
+            env.update(
+                JAX_COMPILATION_CACHE_DIR=str(cache),
+                # Keep every kernel: op-by-op (eager) code compiles many small ones, each in milliseconds.
+                JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+                JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
+            )
+        return env
+
+
+def cache_root() -> Path | None:
+    """The cache folder as the environment gives it now: only for grader/output_cache.py, until its stores
+    take the folder from the Settings passed down to them."""
+    return Settings.from_environment().cache_root

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader.problems import Course
-from grader.settings import CACHE_ENV
+from grader.settings import CACHE_ENV, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = Course(ROOT)
@@ -39,6 +39,12 @@ def cache_folder(tmp_path_factory) -> Path:
         del os.environ[CACHE_ENV]
     else:
         os.environ[CACHE_ENV] = previous
+
+
+@pytest.fixture(scope="session")
+def settings(cache_folder) -> Settings:
+    """The settings graders in this process are given: an empty environment's, with the session's cache."""
+    return Settings(cache_root=cache_folder)
 
 
 @pytest.fixture(scope="session")

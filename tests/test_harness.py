@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from grader import grade_function
-from grader.discrimination import discrimination_table
+from grader.discrimination import checking_limits, discrimination_table
 from grader.grading import Grader
 from grader.problems import Course
 from grader.results import Status
@@ -96,9 +96,9 @@ def test_the_notebook_api_runs_the_harness_too(course):
     assert result.status is Status.FAIL and result.pitfall.name == "never_saved"
 
 
-def test_the_discrimination_table_counts_a_rejection_as_caught(course):
+def test_the_discrimination_table_counts_a_rejection_as_caught(course, settings):
     problem = course.problem("toy_resume")
-    table = discrimination_table(course, problem, ["d-1", "d-2"])
+    table = discrimination_table(course, problem, ["d-1", "d-2"], checking_limits(settings))
     rows = {row.name: row for row in table.rows}
     assert rows["never_saved"].worst(table.cases) == float("inf")
     assert set(rows["never_saved"].rejected.values()) == {"never_saved"}

@@ -23,6 +23,7 @@ from grader.limits import Limits
 from grader.report import FORMATS
 from grader.report.plain_text import render_problem
 from grader.results import Status
+from grader.settings import Settings
 
 FOLDER = Path(__file__).parent / "submissions"
 SECRET = "hostile-tests-secret"  # reads_the_secret.py returns NaN if it can see this anywhere
@@ -233,13 +234,16 @@ def _namespaces_work() -> bool:
 
 
 @pytest.mark.skipif(not _namespaces_work(), reason="this machine allows no user and mount namespaces")
-def test_a_sandbox_command_keeps_the_solutions_out_of_learner_code(toy_course, monkeypatch):
-    grader = Grader(toy_course, limits=Limits(timeout=TIMEOUT, landlock=False))  # GRADE_SANDBOX alone
+def test_a_sandbox_command_keeps_the_solutions_out_of_learner_code(toy_course):
+    unsandboxed = Grader(toy_course, limits=Limits(timeout=TIMEOUT, settings=Settings(landlock=False)))
     problem = toy_course.problem("toy")
     cheat = shutil.copy(FOLDER / "calls_the_reference.py", problem.stub_path)  # inside the course checkout
-    assert grader.grade_file(problem, cheat).status is Status.PASS, "without a sandbox the file is readable"
-    # The README's unshare line: an empty folder over solutions/, no network, no right to unmount it.
-    monkeypatch.setenv("GRADE_SANDBOX", readme_sandbox('"unshare'))
+    assert unsandboxed.grade_file(problem, cheat).status is Status.PASS, "without a sandbox it is readable"
+    # The README's unshare line: an empty folder over solutions/, no network, no right to unmount it; the
+    # sandbox alone, without Landlock.
+    unshare = readme_sandbox('"unshare')
+    settings = Settings.from_environment({"GRADE_LANDLOCK": "off", "GRADE_SANDBOX": unshare})
+    grader = Grader(toy_course, limits=Limits(timeout=TIMEOUT, settings=settings))
     result = grader.grade_file(problem, cheat)
     assert result.status is Status.ERROR
     assert "no reference solution within reach" in result.message

@@ -9,7 +9,7 @@ import pytest
 from grader.grading import Grader
 from grader.limits import Limits
 from grader.results import Status
-from grader.settings import compilation_cache
+from grader.settings import Settings
 
 
 @pytest.fixture
@@ -39,10 +39,10 @@ def scaled_sum(x, scale):
 
 
 def test_course_code_and_submissions_keep_separate_compilation_caches(
-    toy_course, write_submission, cache_folder
+    toy_course, write_submission, cache_folder, settings
 ):
-    assert compilation_cache(trusted=True) == cache_folder / "jax-course"
-    assert compilation_cache(trusted=False) == cache_folder / "jax-submissions"
+    assert settings.compilation_cache(trusted=True) == cache_folder / "jax-course"
+    assert settings.compilation_cache(trusted=False) == cache_folder / "jax-submissions"
     source = """\
 import jax.numpy as jnp
 
@@ -50,17 +50,19 @@ import jax.numpy as jnp
 def scaled_sum(x, scale):
     return jnp.stack([x.sum() * scale, x.max()])
 """
-    result = Grader(toy_course).grade_file(toy_course.problem("toy"), write_submission(source))
+    grader = Grader(toy_course, limits=Limits(settings=settings))
+    result = grader.grade_file(toy_course.problem("toy"), write_submission(source))
     assert result.status is Status.PASS
     assert any((cache_folder / "jax-submissions").iterdir()), "the submission's kernels were kept"
 
 
-def test_the_compilation_cache_can_be_turned_off_without_changing_a_verdict(toy_course, monkeypatch):
+def test_the_compilation_cache_can_be_turned_off_without_changing_a_verdict(toy_course, settings):
     pitfall = toy_course.root / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
-    cached = Grader(toy_course).grade_file(toy_course.problem("toy"), pitfall)
-    monkeypatch.setenv("GRADE_CACHE_DIR", "off")
-    assert compilation_cache(trusted=False) is None
-    uncached = Grader(toy_course).grade_file(toy_course.problem("toy"), pitfall)
+    problem = toy_course.problem("toy")
+    cached = Grader(toy_course, limits=Limits(settings=settings)).grade_file(problem, pitfall)
+    off = Settings.from_environment({"GRADE_CACHE_DIR": "off"})
+    assert off.compilation_cache(trusted=False) is None
+    uncached = Grader(toy_course, limits=Limits(settings=off)).grade_file(problem, pitfall)
     assert [c.got.tolist() for c in cached.cases] == [c.got.tolist() for c in uncached.cases]
     assert cached.pitfall == uncached.pitfall
 

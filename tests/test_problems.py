@@ -18,7 +18,7 @@ from grader.results import Status
 
 
 @pytest.fixture(scope="session")
-def checks(request):
+def checks(request, settings):
     """The check of every problem that a selected test of this module needs (all of them in a full run)."""
     wanted = {
         item.callspec.params["problem"].id
@@ -26,7 +26,7 @@ def checks(request):
         if item.module.__name__ == __name__  # every test here is parametrised over problems
     }
     problems = [problem for problem in PROBLEMS if problem.id in wanted]
-    checked = {check.problem.id: check for check in check_problems(COURSE, problems, DEFAULT_SECRETS)}
+    checked = {check.problem.id: check for check in check_problems(COURSE, problems, settings=settings)}
     for check in checked.values():
         print("\n" + check.render(families=True))
     return checked
@@ -72,7 +72,9 @@ def test_correct_variant_stays_well_inside_the_tolerance(problem, variant, check
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
-def test_the_grader_names_a_pitfall_file_graded_as_a_submission_the_same_in_both_modes(problem, checks):
+def test_the_grader_names_a_pitfall_file_graded_as_a_submission_the_same_in_both_modes(
+    problem, checks, settings
+):
     """The check names pitfalls from the trusted outputs; the grader must name them the same way when the
     file is graded as a learner's submission, in its own child, in practice and in hidden mode (on the
     check's first secret, whose outputs the check has already computed in this process)."""
@@ -80,7 +82,8 @@ def test_the_grader_names_a_pitfall_file_graded_as_a_submission_the_same_in_both
     path = COURSE.pitfall_paths(problem)[label]
     names = {}
     for secret in (None, DEFAULT_SECRETS[0]):
-        result = Grader(COURSE, secret=secret, limits=Limits(timeout=300)).grade_file(problem, path)
+        grader = Grader(COURSE, secret=secret, limits=Limits(timeout=300, settings=settings))
+        result = grader.grade_file(problem, path)
         assert result.status is not Status.PASS, f"{label} passed with secret {secret!r}"
         names[secret] = [
             m.name for m in ([result.pitfall] if result.pitfall else []) + list(result.also_matches)

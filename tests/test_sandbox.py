@@ -27,6 +27,7 @@ from grader.errors import UsageError
 from grader.grading import Grader
 from grader.limits import Limits
 from grader.results import Status
+from grader.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = Path(__file__).parent / "submissions"
@@ -109,7 +110,7 @@ def test_the_reference_beside_the_submission_is_out_of_reach(toy_course):
     cheat = shutil.copy(FOLDER / "calls_the_reference.py", problem.stub_path)  # inside the course checkout
     result = Grader(toy_course, secret=SECRET, limits=Limits(timeout=30)).grade_file(problem, cheat)
     assert result.status is Status.ERROR and "Permission denied" in result.message, result.message
-    switched_off = Grader(toy_course, secret=SECRET, limits=Limits(timeout=30, landlock=False))
+    switched_off = Grader(toy_course, secret=SECRET, limits=Limits(30, settings=Settings(landlock=False)))
     assert switched_off.grade_file(problem, cheat).status is Status.PASS, "the old behaviour, Landlock off"
 
 
