@@ -10,6 +10,7 @@ from grader.check import DEFAULT_SECRETS, check_problems
 from grader.check_files import TODO_MARKER, Verdict
 from grader.cli_batch import batch_command, merge_command
 from grader.cli_grade import learner_block
+from grader.cli_notebooks import INSTALL_HELP, notebooks_command
 from grader.cli_options import (
     USAGE,
     Parser,
@@ -74,10 +75,11 @@ def _watch(argv: list[str]) -> int:
 def _export(argv: list[str]) -> int:
     parser = Parser(prog="grade export", usage=USAGE, description="Write a learner copy of the course.")
     parser.add_argument("dest", metavar="DEST", type=Path, help="an absent or empty folder")
+    parser.add_argument("--notebook-install", metavar="SPEC", default="..", help=INSTALL_HELP)
     args = parser.parse_args(argv)
     course, settings = course_and_settings()
     limits = Limits(settings=settings)
-    for line in export_course(course, args.dest, limits):
+    for line in export_course(course, args.dest, limits, notebook_install=args.notebook_install):
         print(line, flush=True)
     print(
         f"Learner copy written to {args.dest}: problems, grader, pyproject.toml and README; no solutions and "
@@ -222,4 +224,5 @@ COMMANDS = {
     "check": _check,
     "new": _new,
     "docs": _docs,
+    "notebooks": notebooks_command,
 }

@@ -1,8 +1,9 @@
 """`grade export DEST`: a learner copy of the course, without solutions, that grades practice cases.
 
-The copy holds the problems (statements, stubs, hints, case generators), the grader, `pyproject.toml` and
-the README. Instead of the reference and the pitfall files it holds their outputs on the practice cases
-(`problems/<id>/expected.json`), so that `grade <id>` there compares with the reference and names pitfalls.
+The copy holds the problems (statements, stubs, hints, case generators), the grader, `pyproject.toml`, the
+README, and a notebook per problem (`notebooks/<id>.ipynb`, grader/notebooks.py). Instead of the reference
+and the pitfall files it holds their outputs on the practice cases (`problems/<id>/expected.json`), so that
+`grade <id>` there compares with the reference and names pitfalls.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from grader.cases import make_cases
 from grader.errors import CourseError, UsageError
 from grader.limits import Limits
+from grader.notebooks import NOTEBOOKS_DIR, check_install, write_notebooks
 from grader.output_cache import practice_store
 from grader.problems import Course
 from grader.stored import write_stored
@@ -41,10 +43,15 @@ def _check_destination(course: Course, dest: Path) -> None:
         raise UsageError(f"{dest} lies inside what is being copied; choose a folder outside it")
 
 
-def export_course(course: Course, dest: Path, limits: Limits | None = None) -> list[str]:
-    """Writes the learner copy to `dest` (absent or empty) and returns a line per problem for the user."""
+def export_course(
+    course: Course, dest: Path, limits: Limits | None = None, notebook_install: str = ".."
+) -> list[str]:
+    """Writes the learner copy to `dest` (absent or empty) and returns lines for the user (one per problem,
+    one for the notebooks). `notebook_install` is what the notebooks' set-up cell installs
+    (grader/notebooks.py): by default the copy itself, the folder above its notebooks/."""
     dest = dest.resolve()
     _check_destination(course, dest)
+    check_install(notebook_install)
     dest.mkdir(parents=True, exist_ok=True)
     for name in COPIED:
         source = course.root / name
@@ -55,6 +62,7 @@ def export_course(course: Course, dest: Path, limits: Limits | None = None) -> l
     for draft in (p for p in course.problems(drafts=True) if p.draft):  # not written yet: not the learners'
         shutil.rmtree(dest / "problems" / draft.id, ignore_errors=True)
     learner_copy = Course(dest)
+    write_notebooks(learner_copy.problems(), dest / NOTEBOOKS_DIR, notebook_install)
     made_with = _versions()
     requests = []
     for problem in course.problems():
@@ -77,6 +85,7 @@ def export_course(course: Course, dest: Path, limits: Limits | None = None) -> l
             f"{problem.id}: {len(request.cases)} practice cases, outputs of the reference and "
             f"{len(paths) - 1} pitfall files stored"
         )
+    lines.append(f"{NOTEBOOKS_DIR}/: a notebook per problem; its set-up cell installs {notebook_install}")
     leaked = [path for path in dest.rglob("*") if path.name == "solutions"]
     if leaked:
         raise CourseError(f"a solutions folder ended up in the learner copy: {leaked[0]}")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import PROBLEM_IDS, ROOT
 
 from grader.cli import main
 from grader.errors import CourseError, UsageError
@@ -93,7 +93,14 @@ def test_the_real_course_exports_and_its_copy_grades_with_its_own_grader(tmp_pat
         timeout=600,
     )
     assert exported.returncode == 0, exported.stderr
-    assert {p.name for p in dest.iterdir()} == {"problems", "grader", "pyproject.toml", "README.md"}
+    assert {p.name for p in dest.iterdir()} == {
+        "problems",
+        "grader",
+        "notebooks",
+        "pyproject.toml",
+        "README.md",
+    }
+    assert sorted(path.stem for path in (dest / "notebooks").glob("*.ipynb")) == sorted(PROBLEM_IDS)
     # As after `pip install -e DEST`: the copy's own grader package, run from the copy.
     env["PYTHONPATH"] = str(dest)
     problem = "bf16_train_step"

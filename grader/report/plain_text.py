@@ -66,20 +66,24 @@ def _entries(case: CaseResult, result: ProblemResult) -> list[str]:
     return lines
 
 
-def _case_lines(case: CaseResult, result: ProblemResult, color: bool, seen_errors: set[str]) -> list[str]:
+def _case_head(case: CaseResult, color: bool) -> str:
     timing = f"  {case.seconds:.2f} s" if case.seconds is not None else ""
     head = f"  {_badge(case.status, color)} {case.label}{timing}"
-    if case.status is Status.PASS:
-        return [head]
-    if case.status is Status.NOT_RUN:
-        return [f"{head}  {case.message}"]
+    return head if case.status is Status.PASS else f"{head}  {case.message}"
+
+
+def case_details(case: CaseResult, result: ProblemResult, seen_errors: set[str]) -> list[str]:
+    """The lines under a case's head line, indented by INDENT: the traceback of an error not shown yet
+    (`seen_errors` holds the messages shown), or the entries and errors of a failure; then the inputs and
+    the seed. Nothing for a case that passed or did not run."""
+    if case.status in (Status.PASS, Status.NOT_RUN):
+        return []
+    lines = []
     if case.status is Status.ERROR:
-        lines = [f"{head}  {case.message}"]
         if case.traceback and case.message not in seen_errors:
             lines += [INDENT + line for line in case.traceback.rstrip().splitlines()]
         seen_errors.add(case.message)
     else:
-        lines = [f"{head}  {case.message}"]
         if case.expected is not None:
             lines += _entries(case, result)
         if case.max_abs_err is not None:
@@ -90,7 +94,7 @@ def _case_lines(case: CaseResult, result: ProblemResult, color: bool, seen_error
             )
     if case.inputs:
         lines.append(f"{INDENT}inputs: {case.inputs}")
-    if case.seed is not None and case.status is not Status.NOT_RUN:
+    if case.seed is not None:
         number = case.index + 1
         lines.append(
             f"{INDENT}seed {case.seed}; rebuild the inputs with: "
@@ -99,11 +103,15 @@ def _case_lines(case: CaseResult, result: ProblemResult, color: bool, seen_error
     return lines
 
 
+def _case_lines(case: CaseResult, result: ProblemResult, color: bool, seen_errors: set[str]) -> list[str]:
+    return [_case_head(case, color), *case_details(case, result, seen_errors)]
+
+
 def _wrap(text: str, indent: str) -> list[str]:
     return textwrap.wrap(text, width=100, initial_indent=indent, subsequent_indent=indent)
 
 
-def _captured(name: str, text: str) -> list[str]:
+def captured_lines(name: str, text: str) -> list[str]:
     """The learner's own prints: the first and last lines, saying how much was left out."""
     if not text.strip():
         return []
@@ -133,7 +141,7 @@ def render_problem(result: ProblemResult, mode: str, color: bool = False) -> str
     for other in result.also_matches:
         lines.append(f"  The same numbers come from the named pitfall '{other.name}': {other.title}.")
         lines += _wrap(other.explanation, "    ")
-    lines += _captured("stdout", result.stdout) + _captured("stderr", result.stderr)
+    lines += captured_lines("stdout", result.stdout) + captured_lines("stderr", result.stderr)
     lines.append(
         f"  {_badge(result.status, color)} {result.problem}: {result.message} ({result.seconds:.1f} s)"
     )
