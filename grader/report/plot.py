@@ -46,6 +46,7 @@ def series_png(result: ProblemResult) -> bytes | None:
         return None
     try:
         from matplotlib.figure import Figure  # no pyplot: no global figure state, no GUI backend
+        from matplotlib.ticker import MaxNLocator
     except ImportError:
         return None
     reference = _series(case.expected, result.segments)
@@ -58,12 +59,13 @@ def series_png(result: ProblemResult) -> bytes | None:
         ax.plot(steps, _drawn(expected), "o-", color="#1a7f37", markersize=3, label="reference")
         ax.plot(steps, _drawn(got), "x--", color="#cf222e", markersize=4, label="yours")
         drawn = np.concatenate([expected[np.isfinite(expected)], got[np.isfinite(got)]])
-        if drawn.size and drawn.min() > 0 and drawn.max() > 100 * drawn.min():
+        if drawn.size and drawn.min() > 0 and drawn.max() > 10 * drawn.min():  # spans a decade or more
             ax.set_yscale("log")
         missing = int(np.count_nonzero(~np.isfinite(got)))
         note = f" ({missing} of yours NaN or inf, not drawn)" if missing else ""
         ax.set_title(f"{case.label}: {name}[k]{note}", fontsize=9, loc="left")
         ax.set_xlabel("k", fontsize=8)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.tick_params(labelsize=7)
         ax.legend(fontsize=7)
     png = io.BytesIO()
