@@ -17,9 +17,10 @@ from solutions/variants), with its own compilation and output caches in a tempor
   pitfall files in turn (a wrong answer must cost at most 1.3 times a right one);
 - the sandbox's cost: one problem, caches warm, with Landlock (the default) and with GRADE_LANDLOCK=off,
   interleaved (at most 5% more);
-- a fresh Gradescope container: every problem in hidden mode with the course's caches warm (as setup.sh
-  leaves them) and the submissions' compilation cache empty, against the submissions alone on the same
-  hidden cases (at most 1.2 times).
+- a fresh Gradescope container: every problem in hidden mode with the course's caches as setup.sh leaves
+  them (`grade prepare` with the secret: practice outputs, and the reference's hidden-case outputs) and the
+  submissions' compilation cache empty, against the submissions alone on the same hidden cases (at most
+  1.2 times); and the same without the prepared hidden outputs, where the reference runs too.
 
 Peak RSS is measured two ways: the largest single process (getrusage of the children), and every process
 of the command together (sampled every 20 ms), which is what a container's memory limit sees.
@@ -248,21 +249,27 @@ def main() -> int:
         rows.append(("one problem, hidden, wrong answer, warm (mean)", Measured(wrong_each, 0, 0, 0), None))
         ratios.append(("wrong / right, hidden, warm", wrong_each / right_each, WRONG_OVER_RIGHT))
 
+        # A fresh container: the course's caches as the image's set-up left them, the submissions' empty.
         container = scratch / "container-cache"
         shutil.copytree(scratch / "cache", container)
         shutil.rmtree(container / "jax-submissions", ignore_errors=True)
-        fresh = measure(
-            [grade, "--all", "--root", str(checkout), "--low-memory"],
-            batch_env | {"GRADE_CACHE_DIR": str(container)},
-            ROOT,
-        )
+        in_container = batch_env | {"GRADE_CACHE_DIR": str(container)}
+        fresh_argv = [grade, "--all", "--root", str(checkout), "--low-memory"]
+        unprepared = measure(fresh_argv, in_container, ROOT)
+        shutil.rmtree(container / "jax-submissions", ignore_errors=True)
+        subprocess.run([grade, "prepare"], env=in_container, cwd=ROOT, capture_output=True)  # setup.sh
+        shutil.rmtree(container / "jax-submissions", ignore_errors=True)
+        fresh = measure(fresh_argv, in_container, ROOT)
         rows.append(("fresh container: grade --all hidden --low-memory", fresh, None))
+        rows.append(("  the same without grade prepare's hidden outputs", unprepared, None))
         alone_hidden = measure(
             [sys.executable, "-c", ALONE, str(ROOT), str(checkout), "benchmark-secret"], base, ROOT
         )
         rows.append(("the submissions alone, hidden cases, no caches", alone_hidden, None))
         container_ratio = fresh.seconds / alone_hidden.seconds
         ratios.append(("fresh container / submissions alone", container_ratio, CONTAINER_OVER_ALONE))
+        unprepared_ratio = unprepared.seconds / alone_hidden.seconds
+        ratios.append(("  without grade prepare / submissions alone", unprepared_ratio, None))
         cold_ratio = cold.seconds / alone.seconds
         ratios.append(("grade --all cold / submissions alone (practice)", cold_ratio, None))
 

@@ -1,22 +1,15 @@
 """The child side of grading: loads submissions and calls their function on every case.
 
-Run as a script in a fresh interpreter (`python -I -u child.py REQUEST_FD RESULT_FD`). It reads one pickled
-request from the grader (a list of jobs: a submission, its function and its cases), loads the problems'
-harnesses, restricts itself with Landlock (grader/landlock.py) unless asked not to, then writes one JSON
-object per line to the private result pipe:
+Run as a script in a fresh interpreter (`python -I -u child.py REQUEST_FD RESULT_FD [CONTROL_FD]`). It
+reads one pickled request from the grader (grader/jobs.py: jobs, each a submission, its function and its
+cases), loads the problems' harnesses, restricts itself with Landlock (grader/landlock.py) unless asked not
+to, then writes one JSON object per line to the private result pipe (the events are listed in
+grader/protocol.py, which reads them). Standalone on purpose: it imports only the standard library, numpy
+and jax, and loads its two siblings by path, so that the grader package need not be importable here.
 
-    {"event": "sandbox", "abi": ..., "filesystem": ..., "network": ..., "signals": ..., "reason": ...}
-    {"event": "load", "label": ..., "ok": true, "seconds": ...}
-    {"event": "load", "label": ..., "ok": false, "kind": ..., "message": ..., "detail": ...}
-    {"event": "case", "label": ..., "index": ..., "seconds": ..., "returned": {...}}
-    {"event": "case", "label": ..., "index": ..., "seconds": ..., "raised": {...}}
-    {"event": "done"}
-
-A returned value is {"kind": "array", "type", "dtype", "shape", "float", "values" (base64 of float64)}
-or {"kind": "other", "type", "repr"} (grader/describe.py). Standalone on purpose: it imports only the standard
-library, numpy and jax, and loads its two siblings by path, so that the grader package need not be importable
-here. The grader's own process imports `call_case` from it only for `grade_function` (practice cases, in
-that process: see grader/__init__.py).
+A job marked `ask` (the practice run that names a failed answer's mistake, right after the hidden run it
+serves) runs only if the grader answers b"1" on the control pipe; it reuses the function the job before
+loaded from the same file, so nothing is imported or compiled again.
 
 A problem with a harness (`problems/<id>/harness.py`, course code) is not called directly: the child calls
 `harness.run_case(function, inputs, folder)` with a fresh empty folder per case, and the harness makes the
@@ -150,11 +143,6 @@ _describe = _sibling("describe")
 encode_returned, describe_exception = _describe.encode_returned, _describe.describe_exception
 
 
-def sandbox_self(forbidden: list[str], jobs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Restricts this process with Landlock before it imports a submission (grader/landlock.py)."""
-    return _sibling("landlock").restrict_child(forbidden, [job["path"] for job in jobs])
-
-
 def _load_harnesses(jobs: list[dict[str, Any]]) -> dict[str, ModuleType | BaseException]:
     """Loads the harness of every job once, by path; a harness that fails to load maps to its exception."""
     harnesses: dict[str, ModuleType | BaseException] = {}
@@ -233,8 +221,35 @@ class _Channel:
         self._file.flush()
 
 
+def _load(channel: _Channel, job: dict, number: int, harnesses: dict) -> Any:
+    """Loads the job's function and reports it; None when it cannot be loaded (the report says why)."""
+    harness = harnesses.get(job.get("harness") or "")
+    if isinstance(harness, BaseException):  # course code: the job's failure, never the learner's
+        detail = "".join(traceback.format_exception(harness))
+        failure = _load_failure("harness", f"harness: {harness}", detail)
+        channel.send(event="load", label=job["label"], **failure)
+        return None
+    start = time.perf_counter()
+    fn, failure = load_function(Path(job["path"]), job["function"], job["parameters"], f"submission_{number}")
+    if failure:
+        channel.send(event="load", label=job["label"], **failure)
+        return None
+    channel.send(event="load", label=job["label"], ok=True, seconds=time.perf_counter() - start)
+    return fn
+
+
+def _run_cases(channel: _Channel, job: dict, fn, number: int, workdir: str, harnesses: dict) -> None:
+    """Calls `fn` on every case of the job and reports each outcome."""
+    path, harness = Path(job["path"]), harnesses.get(job.get("harness") or "")
+    for index, inputs in job["cases"]:
+        folder = Path(workdir, f"case-{number}-{index}") if harness else None
+        outcome = call_case(fn, inputs, path, harness, folder)
+        channel.send(event="case", label=job["label"], index=index, **outcome)
+
+
 def main(argv: list[str]) -> None:
     request_fd, result_fd = int(argv[1]), int(argv[2])
+    control = int(argv[3]) if len(argv) > 3 else None
     with os.fdopen(request_fd, "rb") as source:
         request = pickle.load(source)  # written by the grader, never by learner code
     channel = _Channel(result_fd)
@@ -249,35 +264,32 @@ def main(argv: list[str]) -> None:
     sandbox = request.get("sandbox")
     if sandbox is not None:
         jax.devices()  # the backend starts before the sandbox closes: a GPU runtime reads /proc and /sys
-        held = sandbox_self(sandbox["forbidden"], request["jobs"])
+        paths = [job["path"] for job in request["jobs"]]  # Landlock, before any submission is imported
+        held = _sibling("landlock").restrict_child(sandbox["forbidden"], paths)
         channel.send(event="sandbox", **held)
         if sandbox["required"] and not held["filesystem"]:
             message = f"the sandbox is required (--require-sandbox) but did not hold: {held['reason']}"
             for job in request["jobs"]:
                 channel.send(event="load", label=job["label"], **_load_failure("sandbox", message, ""))
             os._exit(0)
+    loaded: dict[tuple[str, str], Any] = {}  # (file, function name) -> what the job before loaded
     for number, job in enumerate(request["jobs"]):
         if number and job["problem"] != request["jobs"][number - 1]["problem"]:
             _forget_compiled()  # files of one problem (a reference and its pitfalls) share their kernels
         _redirect_output(workdir, number)
-        label, path = job["label"], Path(job["path"])
-        harness = harnesses.get(job.get("harness") or "")
-        if isinstance(
-            harness, BaseException
-        ):  # course code: reported as the job's failure, never the learner's
-            detail = "".join(traceback.format_exception(harness))
-            channel.send(event="load", label=label, **_load_failure("harness", f"harness: {harness}", detail))
-            continue
-        start = time.perf_counter()
-        fn, failure = load_function(path, job["function"], job["parameters"], f"submission_{number}")
-        if failure:
-            channel.send(event="load", label=label, **failure)
-            continue
-        channel.send(event="load", label=label, ok=True, seconds=time.perf_counter() - start)
-        for index, inputs in job["cases"]:
-            folder = Path(workdir, f"case-{number}-{index}") if harness else None
-            outcome = call_case(fn, inputs, path, harness, folder)
-            channel.send(event="case", label=label, index=index, **outcome)
+        if job.get("ask"):
+            channel.send(event="ask", label=job["label"])
+            if control is None or os.read(control, 1) != b"1":
+                continue  # not needed: the grader marks it so
+        key = (job["path"], job["function"])
+        fn = loaded.get(key) if job.get("ask") else None
+        if fn is None:
+            fn = _load(channel, job, number, harnesses)
+            loaded = {key: fn} if fn is not None else {}
+        else:
+            channel.send(event="load", label=job["label"], ok=True, seconds=0.0)
+        if fn is not None:
+            _run_cases(channel, job, fn, number, workdir, harnesses)
     sys.stdout.flush()
     sys.stderr.flush()
     channel.send(event="done")

@@ -28,6 +28,10 @@ class References(Protocol):
         """One problem's reference outputs, waiting for them; CourseError when the reference failed."""
         ...
 
+    def ready(self, problem: Problem) -> bool:
+        """Whether `outputs(problem)` would return at once."""
+        ...
+
     def cancel(self) -> None:
         """Nothing more will be compared with these outputs: stop computing them."""
         ...
@@ -61,6 +65,9 @@ class _LiveReferences:
             self._outputs.result(problem.id), REFERENCE, self._paths[problem.id]
         )
 
+    def ready(self, problem: Problem) -> bool:
+        return self._outputs.ready(problem.id)
+
     def cancel(self) -> None:
         self._outputs.cancel()
 
@@ -93,6 +100,9 @@ class _StoredReferences:
 
     def outputs(self, problem: Problem) -> dict[int, np.ndarray]:
         return self._outputs[problem.id]
+
+    def ready(self, problem: Problem) -> bool:
+        return True
 
     def cancel(self) -> None:
         pass

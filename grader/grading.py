@@ -15,13 +15,14 @@ from grader.cases import Case, make_cases
 from grader.child import call_case, load_harness
 from grader.errors import CourseError, UsageError
 from grader.expected import References, expected_outputs, wait_all
-from grader.isolation import IsolatedRun, Job
+from grader.isolation import IsolatedRun
+from grader.jobs import Job
 from grader.limits import Limits
 from grader.naming import name_mistake, naming_label, rejections
 from grader.outcomes import CaseOutcome, RunOutcome
 from grader.problems import Course, Problem
 from grader.protocol import decode_raised, decode_returned
-from grader.results import MatchedPitfall, ProblemResult, Sandbox, Status
+from grader.results import CaseResult, MatchedPitfall, ProblemResult, Sandbox, Status
 from grader.sandbox import check_sandbox
 from grader.verdicts import case_result, summarise
 
@@ -85,16 +86,18 @@ class Grader:
         references = self.expected.start(problems, cases)
         if self.low_memory:
             wait_all(references, problems)
-        jobs = [Job(problem.id, path.resolve(), problem, cases[problem.id]) for problem, path in items]
-        # Hidden mode: the practice cases after every hidden case, to name a mistake as practice mode does;
-        # only a problem that failed waits for them, and the run is cancelled once every result is in.
+        # Hidden mode: right after each hidden run, the same function on the practice cases, to name a
+        # mistake as practice mode does; the child runs it only when the grader says the answer failed (or
+        # cannot tell yet), and it reuses what the hidden run loaded and compiled.
         practice = {p.id: make_cases(p) if self.secret else cases[p.id] for p in problems}
-        if self.secret:
-            jobs += [
-                Job(naming_label(problem.id), path.resolve(), problem, practice[problem.id], after=problem.id)
-                for problem, path in items
-            ]
-        learner = IsolatedRun(jobs, self.limits).start()
+        jobs = []
+        for problem, path in items:
+            jobs.append(Job(problem.id, path.resolve(), problem, cases[problem.id]))
+            if self.secret:
+                label = naming_label(problem.id)
+                jobs.append(Job(label, path.resolve(), problem, practice[problem.id], after=problem.id))
+        needed = self._naming_needed(cases, references) if self.secret else None
+        learner = IsolatedRun(jobs, self.limits, needed=needed).start()
         results = []
         try:
             for problem, path in items:
@@ -152,6 +155,30 @@ class Grader:
 
         return name
 
+    def _naming_needed(
+        self, cases: dict[str, list[Case]], references: References
+    ) -> Callable[[Job, RunOutcome], bool]:
+        """Whether the practice run that names a mistake must run after a hidden run: not when the hidden run
+        passed, which is known without waiting once the reference's outputs are there."""
+
+        def needed(job: Job, hidden: RunOutcome) -> bool:
+            if not references.ready(job.problem):
+                return True
+            try:
+                expected = self._expected(hidden, references, job.problem)
+            except CourseError:
+                return True  # the broken reference is reported where the answer is graded
+            case_results = self._case_results(job.problem, cases[job.problem.id], hidden, expected)
+            return summarise(case_results, hidden.load_failure)[0] is not Status.PASS
+
+        return needed
+
+    def _case_results(
+        self, problem: Problem, cases: list[Case], outcome: RunOutcome, expected: dict[int, np.ndarray]
+    ) -> list[CaseResult]:
+        hidden = self.secret is not None
+        return [case_result(c, outcome, expected.get(c.index), problem, hidden, self.limits) for c in cases]
+
     @staticmethod
     def _expected(outcome: RunOutcome, references: References, problem: Problem) -> dict[int, np.ndarray]:
         """Returns the reference outputs, or nothing (without waiting) when no case returned a value."""
@@ -170,11 +197,7 @@ class Grader:
         start: float,
     ) -> ProblemResult:
         """The result of one problem; `seconds` counts from `start` to the end of naming the mistake."""
-        hidden = self.secret is not None
-        case_results = [
-            case_result(case, outcome, expected.get(case.index), problem, hidden, self.limits)
-            for case in cases
-        ]
+        case_results = self._case_results(problem, cases, outcome, expected)
         status, message = summarise(case_results, outcome.load_failure)
         if outcome.load_failure and outcome.load_failure.kind == "harness":
             raise CourseError(f"the harness of {problem.id} failed: {outcome.load_failure.message}")

@@ -9,39 +9,26 @@ processes it leaves behind are found and killed by grader/processes.py.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import pickle
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
-from grader.cases import Case
+from grader.jobs import BLOCKED_IMPORTS, Job, encode_request
 from grader.limits import Limits, address_space_limit, describe_size
 from grader.outcomes import CaseOutcome, LoadFailure, RunOutcome, describe_exit, read_capped
-from grader.problems import Problem
 from grader.processes import exit_status_unreaped, kill_group, resident_bytes, start_child
 from grader.protocol import EventReader, decode_raised, decode_returned
 from grader.results import Sandbox
 from grader.sandbox import landlock_request, reported, sandbox_prefix, unreported
 
 CHILD_SCRIPT = Path(__file__).with_name("child.py")
-BLOCKED_IMPORTS = ["grader", "solutions"]
-
-
-@dataclass(frozen=True)
-class Job:
-    """One submission to call on one problem's cases."""
-
-    label: str  # unique within a run
-    path: Path
-    problem: Problem
-    cases: list[Case]
-    after: str = ""  # a job this one only serves: not run in a fresh child if that one stopped its child
 
 
 class IsolatedRun:
@@ -53,10 +40,19 @@ class IsolatedRun:
     learner's and the reference's) can be in flight together.
     """
 
-    def __init__(self, jobs: list[Job], limits: Limits, trusted: bool = False) -> None:
+    def __init__(
+        self,
+        jobs: list[Job],
+        limits: Limits,
+        trusted: bool = False,
+        needed: Callable[[Job, RunOutcome], bool] | None = None,
+    ) -> None:
+        """`needed(job, outcome of job.after)` decides, when the child reaches a job that serves another
+        (`after`), whether it runs; without it every job runs."""
         if len({job.label for job in jobs}) != len(jobs):
             raise ValueError("every job of a run needs its own label")
         self.jobs = jobs
+        self.needed = needed
         self.limits = limits
         self.trusted = trusted
         self._thread: threading.Thread | None = None
@@ -83,6 +79,9 @@ class IsolatedRun:
         self._over[label].wait()
         return self._outcomes[label]
 
+    def is_over(self, label: str) -> bool:
+        return self._over[label].is_set()
+
     def _skipped(self, job: Job) -> bool:
         """Skips (and marks over) a job whose `after` job stopped its child or failed to load: the same code
         would only hang or crash again."""
@@ -94,28 +93,16 @@ class IsolatedRun:
         return True
 
     def _request(self, jobs: list[Job]) -> bytes:
-        return pickle.dumps(
-            {
-                "jobs": [
-                    {
-                        "label": job.label,
-                        "problem": job.problem.id,
-                        "path": str(job.path),
-                        "function": job.problem.function,
-                        "parameters": list(job.problem.parameters),
-                        "harness": str(job.problem.harness_path or ""),
-                        "cases": [(case.index, case.inputs) for case in job.cases],
-                    }
-                    for job in jobs
-                ],
-                "block_imports": [] if self.trusted else BLOCKED_IMPORTS,
-                "sandbox": self._landlock_request(jobs),
-                "limits": {
-                    "address_space": address_space_limit(self.limits),
-                    "file_size": self.limits.output_bytes,
-                    "cpu_seconds": self._cpu_seconds(jobs),
-                },
-            }
+        return encode_request(
+            jobs,
+            blocked_imports=[] if self.trusted else BLOCKED_IMPORTS,
+            sandbox=self._landlock_request(jobs),
+            limits={
+                "address_space": address_space_limit(self.limits),
+                "file_size": self.limits.output_bytes,
+                "cpu_seconds": self._cpu_seconds(jobs),
+            },
+            ask=self.needed is not None,
         )
 
     def _cpu_seconds(self, jobs: list[Job]) -> int:
@@ -154,6 +141,7 @@ class IsolatedRun:
     def _run_in(self, workdir: Path, jobs: list[Job], prefix: list[str]) -> int:
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
+        control_read, control_write = os.pipe()  # the grader's answers to the child's "ask" events
         # Before its first job the child writes here (JAX's own warnings); each job then writes to files of
         # its own (grader/child.py), so that prints show up in the report of the problem that made them.
         stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
@@ -167,8 +155,9 @@ class IsolatedRun:
                     str(CHILD_SCRIPT),
                     str(request_read),
                     str(result_write),
+                    str(control_read),
                 ],
-                pass_fds=(request_read, result_write),
+                pass_fds=(request_read, result_write, control_read),
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=stderr,
@@ -184,6 +173,8 @@ class IsolatedRun:
             kill_group(process)
         os.close(request_read)
         os.close(result_write)
+        os.close(control_read)
+        self._control = control_write
         writer = threading.Thread(target=self._write_request, args=(request_write, jobs), daemon=True)
         writer.start()
         over = 0
@@ -192,6 +183,7 @@ class IsolatedRun:
         finally:
             kill_group(process)
             os.close(result_read)
+            os.close(control_write)
             writer.join(timeout=5)
             for number, job in enumerate(jobs[: max(over, 1)]):
                 if not self._over[job.label].is_set():  # the job the child stopped in
@@ -233,6 +225,11 @@ class IsolatedRun:
                     continue
                 if event.get("label") != job.label:
                     continue  # garbage or events out of order: only the grader's protocol counts
+                if event.get("event") == "ask" and position == -1 and job.after and self.needed:
+                    if self._answer(job):
+                        continue
+                    outcome.stopped = "not run: not needed"
+                    break
                 if event.get("event") == "load" and position == -1:
                     if event.get("ok") is not True:
                         outcome.load_failure = LoadFailure(
@@ -258,6 +255,13 @@ class IsolatedRun:
                 deadline = time.monotonic() + self.limits.timeout
             self._finish(job, workdir, number)
         return len(jobs)
+
+    def _answer(self, job: Job) -> bool:
+        """Tells the child whether to run `job` (a job serving another), and returns the answer."""
+        run = self.needed(job, self._outcomes[job.after])
+        with contextlib.suppress(OSError):  # the child is gone: the next read says so
+            os.write(self._control, b"1" if run else b"0")
+        return run
 
     def _over_memory(self, process: subprocess.Popen) -> bool:
         limit = self.limits.memory_bytes

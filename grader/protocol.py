@@ -1,4 +1,18 @@
-"""Reading what the child sends back: untrusted JSON lines, checked field by field, never unpickled."""
+"""Reading what the child sends back: untrusted JSON lines, checked field by field, never unpickled.
+
+The events grader/child.py writes, one JSON object per line:
+
+    {"event": "sandbox", "abi": ..., "filesystem": ..., "network": ..., "signals": ..., "reason": ...}
+    {"event": "ask", "label": ...}  (answered with one byte on the control pipe: b"1" run the job, b"0" not)
+    {"event": "load", "label": ..., "ok": true, "seconds": ...}
+    {"event": "load", "label": ..., "ok": false, "kind": ..., "message": ..., "detail": ...}
+    {"event": "case", "label": ..., "index": ..., "seconds": ..., "returned": {...}}
+    {"event": "case", "label": ..., "index": ..., "seconds": ..., "raised": {...}}
+    {"event": "done"}
+
+A returned value is {"kind": "array", "type", "dtype", "shape", "float", "values" (base64 of float64)}
+or {"kind": "other", "type", "repr"} (grader/describe.py).
+"""
 
 from __future__ import annotations
 

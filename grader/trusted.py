@@ -15,7 +15,8 @@ import numpy as np
 from grader import output_cache
 from grader.cases import Case
 from grader.errors import CourseError
-from grader.isolation import IsolatedRun, Job
+from grader.isolation import IsolatedRun
+from grader.jobs import Job
 from grader.limits import Limits
 from grader.outcomes import RunOutcome
 from grader.problems import Problem
@@ -140,6 +141,11 @@ class TrustedOutputs:
         """Stops the computation: nothing more will be compared with these outputs."""
         if self.run:
             self.run.cancel()
+
+    def ready(self, problem_id: str) -> bool:
+        """Whether `result(problem_id)` would return at once."""
+        labels = [f"{problem_id}/{label}" for label in self.requests[problem_id].paths]
+        return all(job not in self.jobs or (self.run and self.run.is_over(job)) for job in labels)
 
     def result(self, problem_id: str) -> dict[str, Outputs | str]:
         """Returns, per label, the outputs by case index or the reason the file failed."""

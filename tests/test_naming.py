@@ -7,7 +7,8 @@ import time
 
 from grader.cases import make_cases
 from grader.grading import Grader
-from grader.isolation import IsolatedRun, Job
+from grader.isolation import IsolatedRun
+from grader.jobs import Job
 from grader.limits import Limits
 from grader.naming import naming_label
 from grader.results import Status
@@ -40,3 +41,41 @@ def test_a_run_that_serves_a_stopped_job_is_not_started_again(toy_course, write_
     assert "timed out" in run.wait_for("toy").stopped
     assert run.wait_for(naming_label("toy")).stopped.startswith("not run")
     assert time.monotonic() - start < 30
+
+
+def test_the_practice_run_runs_only_after_a_failed_hidden_run_and_reuses_what_it_loaded(
+    toy_course, write_submission, monkeypatch
+):
+    """The child asks before the practice run; the grader says run only when the hidden run failed (or it
+    cannot tell yet). A run that goes ahead reuses the function the hidden run imported: no second import."""
+    problem = toy_course.problem("toy")
+    answers: list[tuple[str, bool]] = []
+    answer = IsolatedRun._answer
+
+    def recorded(run, job):
+        answers.append((job.label, answer(run, job)))
+        return answers[-1][1]
+
+    monkeypatch.setattr(IsolatedRun, "_answer", recorded)
+    solution = (toy_course.solutions_dir / "toy.py").read_text()
+    correct = write_submission('print("imported")\n' + solution, "correct.py")
+    pitfall = toy_course.solutions_dir / "pitfalls" / "toy" / "forgot_scale.py"
+    grader = Grader(toy_course, secret="asked", low_memory=True)  # the reference is ready before the ask
+    assert grader.grade_file(problem, correct).status is Status.PASS
+    assert answers == [(naming_label("toy"), False)]
+    assert grader.grade_file(problem, pitfall).pitfall.name == "forgot_scale"
+    assert answers[-1] == (naming_label("toy"), True)
+
+    jobs = [
+        Job("toy", correct, problem, make_cases(problem, "s")),
+        Job(naming_label("toy"), correct, problem, make_cases(problem), after="toy"),
+    ]
+    for run_it in (False, True):
+        run = IsolatedRun(jobs, Limits(), needed=lambda job, hidden, run_it=run_it: run_it).start()
+        assert run.wait_for("toy").stdout.count("imported") == 1
+        practice = run.wait_for(naming_label("toy"))
+        if run_it:
+            assert practice.stopped == "" and len(practice.cases) == len(jobs[1].cases)
+            assert "imported" not in practice.stdout, "reused, not imported again"
+        else:
+            assert practice.stopped == "not run: not needed" and not practice.cases

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from grader import output_cache, trusted
-from grader.cli import main
 from grader.cases import make_cases
+from grader.cli import main
 from grader.grading import Grader
 from grader.isolation import IsolatedRun
 from grader.limits import Limits
