@@ -139,8 +139,9 @@ def expected_outputs(course: Course, secret: str | None, limits: Limits) -> Expe
     reference; a learner copy reads what export stored, and cannot grade hidden cases."""
     if (course.root / "solutions").is_dir():
         if secret is None:
-            return LiveReference(course, limits, practice_store(), keep=True)
-        return LiveReference(course, limits, hidden_store(), keep=False)  # what `grade prepare` kept
+            return LiveReference(course, limits, practice_store(limits.settings), keep=True)
+        kept = hidden_store(limits.settings)  # what `grade prepare` kept; grading never writes there
+        return LiveReference(course, limits, kept, keep=False)
     if secret:
         raise CourseError(
             "hidden cases need the instructor's copy of the course (with solutions/): this is a learner "

@@ -18,10 +18,9 @@ from grader.cases import make_cases
 from grader.errors import CourseError, UsageError
 from grader.limits import Limits
 from grader.notebooks import NOTEBOOKS_DIR, check_install, write_notebooks
-from grader.output_cache import practice_store
+from grader.prepare import practice_outputs
 from grader.problems import Course
 from grader.stored import write_stored
-from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
 
 COPIED = ("problems", "grader", "pyproject.toml", "README.md", "LICENSE")
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade", "expected.json")
@@ -64,26 +63,14 @@ def export_course(
     learner_copy = Course(dest)
     write_notebooks(learner_copy.problems(), dest / NOTEBOOKS_DIR, notebook_install)
     made_with = _versions()
-    requests = []
-    for problem in course.problems():
-        paths = {REFERENCE: course.reference_path(problem), **course.pitfall_paths(problem)}
-        if not paths[REFERENCE].is_file():
-            raise CourseError(f"no reference at {paths[REFERENCE]}: export needs the instructor's copy")
-        requests.append(TrustedRequest(problem, paths, make_cases(problem, None)))
-    outputs = TrustedOutputs(requests, limits or Limits(), practice_store()).start()  # one child for all
     lines = []
-    for request in requests:
-        problem, paths = request.problem, request.paths
-        results = outputs.result(problem.id)
-        reference_outputs_or_raise(results, REFERENCE, paths[REFERENCE])
-        broken = {label: why for label, why in results.items() if isinstance(why, str)}
-        if broken:
-            label, why = next(iter(broken.items()))
-            raise CourseError(f"the pitfall file {paths[label]} failed on a practice case:\n{why}")
-        write_stored(learner_copy.problem(problem.id), request.cases, results, made_with)
+    outputs = practice_outputs(course, course.problems(), limits or Limits())  # one child for all
+    for problem in course.problems():
+        results = outputs[problem.id]
+        write_stored(learner_copy.problem(problem.id), make_cases(problem), results, made_with)
         lines.append(
-            f"{problem.id}: {len(request.cases)} practice cases, outputs of the reference and "
-            f"{len(paths) - 1} pitfall files stored"
+            f"{problem.id}: {len(make_cases(problem))} practice cases, outputs of the reference and "
+            f"{len(results) - 1} pitfall files stored"
         )
     lines.append(f"{NOTEBOOKS_DIR}/: a notebook per problem; its set-up cell installs {notebook_install}")
     leaked = [path for path in dest.rglob("*") if path.name == "solutions"]

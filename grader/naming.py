@@ -63,7 +63,8 @@ def name_mistake(
     paths = course.pitfall_paths(problem)
     if paths and course.reference_path(problem).is_file():
         request = TrustedRequest(problem, {REFERENCE: course.reference_path(problem), **paths}, practice)
-        results = TrustedOutputs([request], limits, practice_store()).start().result(problem.id)
+        store = practice_store(limits.settings)
+        results = TrustedOutputs([request], limits, store).start().result(problem.id)
         if isinstance(results[REFERENCE], str):
             return names  # the broken reference is reported where the submission is compared with it
         reference = arrays(results.pop(REFERENCE))

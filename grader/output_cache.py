@@ -23,7 +23,7 @@ import numpy as np
 
 from grader.cases import Case, inputs_digest
 from grader.packages import installed_packages
-from grader.settings import PASSED_ENV, cache_root
+from grader.settings import PASSED_ENV, Settings
 
 DEVICE_ENV = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
 assert set(DEVICE_ENV) <= set(PASSED_ENV), "the children see the variables the key is made of"
@@ -81,15 +81,15 @@ class OutputStore:
             pass
 
 
-def practice_store() -> OutputStore | None:
+def practice_store(settings: Settings) -> OutputStore | None:
     """The practice cases' outputs, under the cache folder (None when the cache is off)."""
-    root = cache_root()
+    root = settings.cache_root
     return None if root is None else OutputStore(root / "outputs")
 
 
-def hidden_store() -> OutputStore | None:
+def hidden_store(settings: Settings) -> OutputStore | None:
     """The reference's hidden-case outputs that `grade prepare` keeps (None when the cache is off)."""
-    root = cache_root()
+    root = settings.cache_root
     return None if root is None else OutputStore(root / "hidden-outputs", private=True)
 
 

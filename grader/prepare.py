@@ -37,7 +37,7 @@ def practice_outputs(
     then label), from the practice store or computed in one trusted child and kept there; CourseError when
     a file of the course fails."""
     requests = _requests(course, problems, None)
-    running = TrustedOutputs(requests, limits, practice_store()).start()
+    running = TrustedOutputs(requests, limits, practice_store(limits.settings)).start()
     outputs = {}
     for request in requests:
         results = running.result(request.problem.id)
@@ -60,7 +60,7 @@ def prepare_course(course: Course, secret: str | None, limits: Limits) -> list[s
     ]
     if secret is None:
         return lines
-    store = hidden_store()
+    store = hidden_store(limits.settings)
     if store is None:
         raise CourseError("the cache is off (GRADE_CACHE_DIR=off): there is nowhere to keep hidden outputs")
     requests = _requests(course, problems, secret)

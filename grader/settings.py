@@ -94,9 +94,3 @@ class Settings:
                 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
             )
         return env
-
-
-def cache_root() -> Path | None:
-    """The cache folder as the environment gives it now: only for grader/output_cache.py, until its stores
-    take the folder from the Settings passed down to them."""
-    return Settings.from_environment().cache_root

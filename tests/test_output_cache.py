@@ -16,7 +16,7 @@ from grader.grading import Grader
 from grader.isolation import IsolatedRun
 from grader.limits import Limits
 from grader.results import Status
-from grader.settings import CACHE_ENV
+from grader.settings import CACHE_ENV, Settings
 from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest
 
 
@@ -37,12 +37,15 @@ def _needs_a_run(course) -> bool:
     trusted._memo.clear()
     problem = course.problem("toy")
     request = TrustedRequest(problem, {REFERENCE: course.reference_path(problem)}, make_cases(problem))
-    outputs = TrustedOutputs([request], Limits(), output_cache.practice_store())  # not started: no child
+    store = output_cache.practice_store(Settings.from_environment())
+    outputs = TrustedOutputs([request], Limits(), store)  # not started: no child runs
     return bool(outputs.jobs)
 
 
 def _grade(course, submission: Path, secret: str | None = None):
-    return Grader(course, secret=secret).grade_file(course.problem("toy"), submission)
+    """Grades as a command would: with the settings (the cache folder) the environment gives now."""
+    limits = Limits(settings=Settings.from_environment())
+    return Grader(course, secret=secret, limits=limits).grade_file(course.problem("toy"), submission)
 
 
 def test_a_warm_cache_serves_every_output_and_gives_the_same_verdict(toy_course, cache, monkeypatch):
