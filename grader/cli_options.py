@@ -24,7 +24,8 @@ grade list [--root DIR]
        grade ID... | --all [--root DIR] [--submission FILE] [--format FORMAT[=FILE]]... [--timeout SECONDS]
                          [--memory-limit SIZE] [--low-memory] [--require-sandbox]
                          [--gradescope-visibility VISIBILITY]
-       grade export DEST
+       grade export DEST [--notebook-install SPEC]
+       grade notebooks [ID...] [--out DIR] [--install SPEC] [--force]
        grade prepare
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
                    [--low-memory] [--require-sandbox] [--shard K/N]
