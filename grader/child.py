@@ -5,11 +5,11 @@ reads one pickled request from the grader (grader/jobs.py: jobs, each a submissi
 cases), loads the problems' harnesses, restricts itself with Landlock (grader/landlock.py) unless asked not
 to, then writes one JSON object per line to the private result pipe (the events are listed in
 grader/protocol.py, which reads them). Standalone on purpose: it imports only the standard library, numpy
-and jax, and loads its two siblings by path, so that the grader package need not be importable here.
+and jax, and loads its two siblings by path, so that the grader package need not be importable here. The
+one other caller of `call_case` is `grade_function` (notebooks: practice cases, in the caller's process).
 
-A job marked `ask` (the practice run that names a failed answer's mistake, right after the hidden run it
-serves) runs only if the grader answers b"1" on the control pipe; it reuses the function the job before
-loaded from the same file, so nothing is imported or compiled again.
+A job marked `ask` (the practice run that names a failed answer's mistake, after the hidden run it serves)
+runs only if the grader answers b"1" on the control pipe, reusing the function the job before loaded.
 
 A problem with a harness (`problems/<id>/harness.py`, course code) is not called directly: the child calls
 `harness.run_case(function, inputs, folder)` with a fresh empty folder per case, and the harness makes the
