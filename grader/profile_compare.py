@@ -1,0 +1,101 @@
+"""Compare a learner's precision profile with the reference's (both made by grader/profile.py), by role and
+dtype signature rather than by equation order, and say what differs in the learner's terms.
+
+Two programs that compute the same thing in the same dtypes have the same signatures in every role, however
+they are written (`nn.Dense(dtype=...)` or a hand-written matmul, a jitted scan or a Python loop), so only
+which signatures appear counts, never how often or in what order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grader.profile import ROLES, signature
+
+_NOUNS = {  # a role as the sentences name it, one and many
+    "matmul": ("a matmul", "matmuls"),
+    "convolution": ("a convolution", "convolutions"),
+    "reduction": ("a reduction", "reductions"),
+    "exp/log": ("an exp or log", "exp and log"),
+    "cast": ("a cast", "casts"),
+    "mixed": ("a mixed-dtype operation", "mixed-dtype operations"),
+}
+_WORDS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "product"}
+# Reductions of the backward pass are jax's transposes of the forward's broadcasts: they follow from what
+# the forward pass did (reported there), and a correct variant may well have float32 ones the reference lacks.
+_NOT_COMPARED = {"backward reduction"}
+
+
+def _where(entry: dict[str, Any]) -> str:
+    if entry.get("line") is None:
+        return "in a library call"
+    return f"at {entry['file']}:{entry['line']}"
+
+
+def _first_of_each(entries: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """For each (role, signature), its first entry, preferring one on a line of the submission."""
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for entry in entries:
+        key = (entry["role"], signature(entry))
+        if key not in first or (first[key].get("line") is None and entry.get("line") is not None):
+            first[key] = entry
+    return first
+
+
+def _learner_only(entry: dict[str, Any], reference: dict[str, dict[str, int]]) -> str:
+    role, sig, where = entry["role"], signature(entry), _where(entry)
+    if "via" in entry:
+        rounded = f"rounds {entry['result']} through {entry['via']} ({sig})"
+        return f"your code {where} {rounded}; the reference never does"
+    if role == "cast":
+        converted = f"converts {entry['operands'][0]} to {entry['result']}"
+        return f"your cast {where} {converted}; the reference never does"
+    if role == "mixed":
+        source, target = entry["operands"][0], entry["result"]
+        return (
+            f"your code {where} mixes {source} with {target} in one operation ({source} promoted to "
+            f"{target}); the reference never mixes them"
+        )
+    many = _NOUNS[role][1]
+    theirs = list(reference.get(role, {}))
+    elsewhere = (
+        f"the reference's {many} run in {' or '.join(theirs[:2])}"
+        if theirs
+        else f"the reference has no {many}"
+    )
+    what = _WORDS.get(entry["primitive"], entry["primitive"]) if role != "matmul" else "matmul"
+    return f"your {what} {where} ran in {entry['result']} ({sig}); {elsewhere}"
+
+
+def _reference_only(role: str, sig: str) -> str:
+    if role == "cast" and sig.count(" -> ") == 1:
+        source, target = sig.split(" -> ")
+        return f"the reference converts {source} to {target}; your code never does"
+    return f"the reference has {_NOUNS[role][0]} in {sig}; yours has none"
+
+
+def compare_profiles(learner: dict[str, Any], reference: dict[str, Any], limit: int = 4) -> list[str]:
+    """The first differences between the two profiles, learner-only signatures first, at most `limit`
+    lines; [] when every role has the same signatures. A profile that could not be made gives one line,
+    "no profile: <reason>"."""
+    if "error" in learner:
+        return [f"no profile: {learner['error']}"]
+    if "error" in reference:
+        return [f"no profile of the reference: {reference['error']}"]
+    theirs = {role: sigs for role, sigs in reference["summary"].items() if role not in _NOT_COMPARED}
+    ours = learner["summary"]
+    first = _first_of_each(learner["entries"])
+    lines = [
+        _learner_only(first[role, sig], theirs)
+        for role in ROLES
+        if role not in _NOT_COMPARED
+        for sig in ours.get(role, {})
+        if sig not in theirs.get(role, {})
+    ]
+    lines += [
+        _reference_only(role, sig)
+        for role, signatures in theirs.items()
+        for sig in signatures
+        if sig not in ours.get(role, {})
+    ]
+    return lines[:limit]
