@@ -184,8 +184,12 @@ class _Walk:
 
     def cast(self, eqn: Any, frames: list[Any], backward: bool, line: int | None) -> None:
         source, target = _dtype(eqn.invars[0]), _dtype(eqn.outvars[0])
-        if source == target or not _is_float(target) or (not _is_float(source) and _width(target) >= 32):
-            return  # a weak-type change, a mask or a counter in float32, a conversion to integers
+        if (
+            source in (target, "bool")
+            or not _is_float(target)
+            or (not _is_float(source) and _width(target) >= 32)
+        ):
+            return  # a weak-type change, a mask made numbers, a counter in float32, a conversion to integers
         if getattr(eqn.invars[0].aval, "weak_type", False):
             return  # a Python number taking the dtype of the array it meets: no dtype the code chose
         kind = _cast_kind(eqn, frames)
