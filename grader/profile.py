@@ -2,14 +2,14 @@
 dtypes and, for the submission's own lines, where they were written. Standard library and jax only: the
 child loads this file by path (grader/child.py), since it cannot import the grader package.
 
-The function is traced once with `jax.make_jaxpr` (array inputs traced, everything else static, as a
-learner's Python loop over `num_steps` needs), sub-jaxprs included (jit, scan, while, cond, custom
-derivatives, remat). Each operation that matters gets a role:
+Traced once with `jax.make_jaxpr` (arrays traced, the rest static, as a Python loop over `num_steps`
+needs), sub-jaxprs included (jit, scan, while, cond, custom derivatives). Operations that matter get a role:
 
 - `matmul`: dot_general with a free dimension on some side; `convolution`;
 - `reduction`: reduce_sum/max/min/prod, cumulative sums, and dot products (dot_general with no free
   dimension, as `jnp.vdot` or `einsum("nd,nd->n")` give);
 - `exp/log`: exp, exp2, log, log1p, expm1, logistic;
+- `scaling`: an array multiplied or divided by a scalar in the forward pass (a loss scale, a step size);
 - `cast`: every conversion between floats the code asks for (astype, asarray, a library's casts), and
   integers turned into a 16-bit or narrower float however that arises (a counter in float32 is not listed);
 - `mixed`: a float converted only because an operation mixed two float dtypes (`p16 + u32`), as an
@@ -31,7 +31,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROLES = ("matmul", "convolution", "reduction", "backward reduction", "exp/log", "cast", "mixed")
+ROLES = ("matmul", "convolution", "reduction", "backward reduction", "exp/log", "scaling", "cast", "mixed")
 
 _REDUCTIONS = {f"reduce_{op}" for op in ("sum", "max", "min", "prod")} | {
     "cumsum",
@@ -98,29 +98,20 @@ def _role(eqn: Any) -> str:
         return "exp/log"
     if name == "convert_element_type":
         return "cast"
+    if name in ("mul", "div") and any(getattr(v.aval, "shape", None) == () for v in eqn.invars):
+        return "scaling"
     return ""
 
 
 def _sub_jaxprs(eqn: Any) -> list[Any]:
     """The jaxprs inside an equation's parameters (jit, scan, while, cond branches, custom calls)."""
-    found = []
-    for value in eqn.params.values():
-        for item in value if isinstance(value, tuple | list) else (value,):
-            if hasattr(item, "eqns"):
-                found.append(item)
-            elif hasattr(getattr(item, "jaxpr", None), "eqns"):
-                found.append(item.jaxpr)
-    return found
+    items = [i for v in eqn.params.values() for i in (v if isinstance(v, tuple | list) else (v,))]
+    return [getattr(i, "jaxpr", i) for i in items if hasattr(getattr(i, "jaxpr", i), "eqns")]
 
 
 def _width(dtype: str) -> int:
     digits = "".join(c for c in dtype.split("_")[0] if c.isdigit())
     return int(digits) if digits else 0
-
-
-def _is_backward(eqn: Any) -> bool:
-    """Whether jax wrote the equation for a gradient (a transposed operation of the backward pass)."""
-    return "transpose(" in str(getattr(eqn.source_info, "name_stack", ""))
 
 
 class _Walk:
@@ -151,7 +142,7 @@ class _Walk:
         for eqn in jaxpr.eqns:
             frames = _frames(eqn)
             here = self._line(frames) or line
-            grad = backward or _is_backward(eqn)
+            grad = backward or "transpose(" in str(eqn.source_info.name_stack)  # the backward pass
             for inner in _sub_jaxprs(eqn):
                 self.jaxpr(inner, grad, here)
             self.equation(eqn, frames, grad, here)
@@ -164,6 +155,7 @@ class _Walk:
 
     def equation(self, eqn: Any, frames: list[Any], backward: bool, line: int | None) -> None:
         role, internal = _role(eqn), _in_jnp_internals(frames)
+        role = "" if role == "scaling" and internal else role  # a mean's division: jax's, not the learner's
         if role == "cast":
             self.cast(eqn, frames, backward, line)
             return

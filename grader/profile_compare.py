@@ -17,10 +17,12 @@ _NOUNS = {  # a role as the sentences name it, one and many
     "convolution": ("a convolution", "convolutions"),
     "reduction": ("a reduction", "reductions"),
     "exp/log": ("an exp or log", "exp and log"),
+    "scaling": ("a multiplication or division by a scalar", "scalings"),
     "cast": ("a cast", "casts"),
     "mixed": ("a mixed-dtype operation", "mixed-dtype operations"),
 }
 _WORDS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "product"}
+_WORDS |= {"mul": "multiplication by a scalar", "div": "division by a scalar"}
 # Reductions of the backward pass are jax's transposes of the forward's broadcasts: they follow from what
 # the forward pass did (reported there), and a correct variant may well have float32 ones the reference lacks.
 _NOT_COMPARED = {"backward reduction"}

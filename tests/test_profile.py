@@ -61,16 +61,9 @@ NOT_ABOUT_DTYPES = {  # (problem, pitfall file): why no dtype difference is expe
         )
     },
 }
-_ARITHMETIC = "in 16-bit arithmetic (a multiplication, division or sum of arrays), not a role profiled yet"
 NOT_SHOWN_YET = {  # about dtypes, but the difference lies in arithmetic the profile does not list yet
-    ("dtype_casting", "grads_unscaled_in_fp16"): "the division by the loss scale runs " + _ARITHMETIC,
-    ("dtype_casting", "loss_mean_in_fp16--scaled_in_fp16"): "the loss is scaled " + _ARITHMETIC,
-    ("loss_scaling", "loss_scaled_in_fp16"): "the loss is scaled " + _ARITHMETIC,
-    ("loss_scaling", "unscaled_in_fp16"): "the gradients are unscaled " + _ARITHMETIC,
-    ("loss_scaling", "unscaled_in_fp16--times_inverse"): "the gradients are unscaled " + _ARITHMETIC,
-    ("grad_accumulation", "accumulated_in_fp16"): "the gradients are summed " + _ARITHMETIC,
-    ("grad_accumulation", "unscaled_in_fp16"): "the gradients are unscaled " + _ARITHMETIC,
-    ("grad_accumulation", "unscaled_in_fp16--times_inverse"): "the gradients are unscaled " + _ARITHMETIC,
+    ("grad_accumulation", "accumulated_in_fp16"): "the gradients are summed in float16: an addition of two "
+    "arrays, not a profiled role (a scaling by a scalar is)",
 }
 UNTRACEABLE = {  # correct variants that tracing cannot follow: "no profile", never a difference
     ("bf16_train_step", "hand_written_sgd"): "returns np.asarray of the computed loss",
