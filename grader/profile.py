@@ -6,19 +6,19 @@ Traced once with `jax.make_jaxpr` (arrays traced, the rest static, as a Python l
 needs), sub-jaxprs included (jit, scan, while, cond, custom derivatives). Operations that matter get a role:
 
 - `matmul`: dot_general with a free dimension on some side; `convolution`;
-- `reduction`: reduce_sum/max/min/prod, cumulative sums, and dot products (dot_general with no free
-  dimension, as `jnp.vdot` or `einsum("nd,nd->n")` give);
+- `reduction`: reduce_sum/max/min/prod, cumulative sums and products, and dot products (dot_general
+  with no free dimension, as `jnp.vdot` or `einsum("nd,nd->n")` give);
 - `exp/log`: exp, exp2, log, log1p, expm1, logistic;
-- `scaling`: an array multiplied or divided by a scalar in the forward pass (a loss scale, a step size);
+- `scaling`: an array multiplied or divided by a scalar (a loss scale, a step size), in either pass;
 - `cast`: every conversion between floats the code asks for (astype, asarray, a library's casts), and
   integers turned into a 16-bit or narrower float however that arises (a counter in float32 is not listed);
-- `mixed`: a float converted only because an operation mixed two float dtypes (`p16 + u32`), as an
-  fp16 master copy updated by fp32 updates does.
+- `mixed`: a float converted only because an operation of the forward pass mixed two float dtypes
+  (`p16 + u32`), as an fp16 master copy updated by fp32 updates does.
 
 A jnp reduction of a 16-bit array accumulates in float32 between two casts of its own: those casts are not
-the learner's, so the reduction shows as written (float16 -> float16). A reduction of the backward pass
-(jax's transpose of a broadcast) is a `backward reduction`; a cast that undoes the cast before it is a
-round trip (float32 -> float16 -> float32), the one sign of a master copy rounded on the way.
+the learner's, so the reduction shows as written (float16 -> float16); the same goes for a mean's division.
+A reduction of the backward pass (jax's transpose of a broadcast) is a `backward reduction`; a cast that
+undoes the cast before it is a round trip (float32 -> float16 -> float32): a value rounded on the way.
 """
 
 from __future__ import annotations
@@ -33,12 +33,7 @@ from typing import Any
 
 ROLES = ("matmul", "convolution", "reduction", "backward reduction", "exp/log", "scaling", "cast", "mixed")
 
-_REDUCTIONS = {f"reduce_{op}" for op in ("sum", "max", "min", "prod")} | {
-    "cumsum",
-    "cumprod",
-    "cummax",
-    "cummin",
-}
+_REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "cumsum", "cumprod", "cumlogsumexp"}
 _EXP_LOG = {"exp", "exp2", "log", "log1p", "expm1", "logistic"}
 _JAX_FOLDER = "/jax/"
 _INTERNAL_FILES = ("/jax/_src/numpy/reductions.py", "/jax/_src/nn/functions.py")
