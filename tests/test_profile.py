@@ -216,3 +216,35 @@ def test_a_learner_matmul_in_float32_is_named_in_the_learner_terms(tmp_path):
         "your matmul at stub.py:10 ran in float32 (float32 x float32 -> float32); "
         "the reference's matmuls run in bfloat16 x bfloat16 -> bfloat16"
     )
+
+
+def test_an_update_mixing_float16_with_float32_and_a_round_trip_are_named(tmp_path):
+    path = _learner_file(
+        tmp_path,
+        "def f(w, u):\n    return w + u\n\n\n"
+        "def g(w, u):\n    return w.astype(jnp.float16) + u\n\n\n"
+        "def h(w, u):\n    return w.astype(jnp.float16).astype(jnp.float32) + u\n",
+    )
+    inputs = [np.ones(3, np.float32), np.ones(3, np.float32)]
+    reference, mixed, rounded = (profile(_function(path, name), inputs, path) for name in ("f", "g", "h"))
+    assert compare_profiles(mixed, reference)[-1] == (
+        "your code at stub.py:10 mixes float16 with float32 in one operation (float16 promoted to float32); "
+        "the reference never mixes them"
+    )
+    assert compare_profiles(rounded, reference) == [
+        "your cast at stub.py:14 converts float32 to float16; the reference never does",
+        "your code at stub.py:14 rounds float32 through float16 (float32 -> float16 -> float32); "
+        "the reference never does",
+    ]
+
+
+def test_code_that_turns_an_input_into_numpy_is_traced_with_the_inputs_as_constants(tmp_path):
+    path = _learner_file(
+        tmp_path,
+        "def f(x):\n    import numpy as np\n\n    x = np.asarray(x)\n    x += 1\n"
+        "    return jnp.asarray(x).astype(jnp.bfloat16)\n",
+    )
+    x = np.zeros(3, np.float32)
+    found = profile(_function(path, "f"), [x], path)
+    assert found["summary"] == {"cast": {"float32 -> bfloat16": 1}}
+    assert not x.any(), "the case's own array was changed"
