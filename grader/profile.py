@@ -31,7 +31,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROLES = ("matmul", "convolution", "reduction", "backward reduction", "exp/log", "scaling", "cast", "mixed")
+# in the order differences are reported: a cast or a mixed operation is more often the cause, a 16-bit
+# scaling the consequence
+ROLES = ("matmul", "convolution", "reduction", "backward reduction", "exp/log", "cast", "mixed", "scaling")
 
 _REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "cumsum", "cumprod", "cumlogsumexp"}
 _EXP_LOG = {"exp", "exp2", "log", "log1p", "expm1", "logistic"}
