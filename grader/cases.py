@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import importlib.util
@@ -30,6 +31,17 @@ class Case:
     @property
     def label(self) -> str:
         return f"case {self.index + 1} ({self.family})"
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """A digest of the inputs (names, dtypes, shapes and every byte of every value), computed once: the
+        output stores key every file's output on this case by it."""
+        digest = hashlib.sha256()
+        for name, value in self.inputs.items():
+            array = np.asarray(value)
+            digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()
 
 
 def practice_seed(problem_id: str, index: int) -> int:
@@ -79,16 +91,6 @@ def make_cases(problem: Problem, secret: str | None = None) -> list[Case]:
             )
         cases.append(Case(index=index, family=family, seed=seed, inputs=inputs))
     return cases
-
-
-def inputs_digest(case: Case) -> str:
-    """Returns a digest of a case's inputs: names, dtypes, shapes and every byte of every value."""
-    digest = hashlib.sha256()
-    for name, value in case.inputs.items():
-        array = np.asarray(value)
-        digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
-        digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()
 
 
 def describe_inputs(case: Case) -> str:

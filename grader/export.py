@@ -66,10 +66,10 @@ def export_course(
     lines = []
     outputs = practice_outputs(course, course.problems(), limits or Limits())  # one child for all
     for problem in course.problems():
-        results = outputs[problem.id]
-        write_stored(learner_copy.problem(problem.id), make_cases(problem), results, made_with)
+        results, cases = outputs[problem.id], make_cases(problem)
+        write_stored(learner_copy.problem(problem.id), cases, results, made_with)
         lines.append(
-            f"{problem.id}: {len(make_cases(problem))} practice cases, outputs of the reference and "
+            f"{problem.id}: {len(cases)} practice cases, outputs of the reference and "
             f"{len(results) - 1} pitfall files stored"
         )
     lines.append(f"{NOTEBOOKS_DIR}/: a notebook per problem; its set-up cell installs {notebook_install}")

@@ -92,11 +92,11 @@ class IsolatedRun:
         self._over[job.label].set()
         return True
 
-    def _request(self, jobs: list[Job]) -> bytes:
+    def _request(self, jobs: list[Job], landlock: dict | None) -> bytes:
         return encode_request(
             jobs,
             blocked_imports=[] if self.trusted else BLOCKED_IMPORTS,
-            sandbox=self._landlock_request(jobs),
+            sandbox=landlock,
             limits={
                 "address_space": address_space_limit(self.limits),
                 "file_size": self.limits.output_bytes,
@@ -108,9 +108,6 @@ class IsolatedRun:
     def _cpu_seconds(self, jobs: list[Job]) -> int:
         """The CPU-time limit of a child that runs `jobs`."""
         return self.limits.cpu_seconds(sum(len(job.cases) for job in jobs))
-
-    def _landlock_request(self, jobs: list[Job]) -> dict | None:
-        return landlock_request(self.limits, [job.problem for job in jobs], self.trusted, self._sandbox())
 
     def _sandbox(self) -> list[str]:
         """The sandbox command for this run's children: none for the course's own code."""
@@ -166,16 +163,18 @@ class IsolatedRun:
             )
         self._process = process
         self.sandbox = unreported(self.limits, prefix)
+        landlock = landlock_request(self.limits, [job.problem for job in jobs], self.trusted, prefix)
         # A child asked to restrict itself reports it before any learner code runs: that first report is the
         # only one taken. A child not asked reports nothing, so any report it sends was forged.
-        self._sandbox_reported = self._landlock_request(jobs) is None
+        self._sandbox_reported = landlock is None
         if self._cancelled.is_set():
             kill_group(process)
         os.close(request_read)
         os.close(result_write)
         os.close(control_read)
         self._control = control_write
-        writer = threading.Thread(target=self._write_request, args=(request_write, jobs), daemon=True)
+        request = self._request(jobs, landlock)
+        writer = threading.Thread(target=self._write_request, args=(request_write, request), daemon=True)
         writer.start()
         over = 0
         try:
@@ -199,10 +198,10 @@ class IsolatedRun:
         outcome.stderr = before[1] + read_capped(workdir / f".stderr-{number}")
         self._over[job.label].set()
 
-    def _write_request(self, fd: int, jobs: list[Job]) -> None:
+    def _write_request(self, fd: int, request: bytes) -> None:
         try:
             with os.fdopen(fd, "wb") as sink:
-                sink.write(self._request(jobs))
+                sink.write(request)
         except OSError:
             pass  # the child died before reading: its outcome says why
 

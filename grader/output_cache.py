@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.cases import Case, inputs_digest
+from grader.cases import Case
 from grader.packages import installed_packages
 from grader.settings import PASSED_ENV, Settings
 
@@ -94,5 +94,5 @@ def hidden_store(settings: Settings) -> OutputStore | None:
 
 
 def entry_key(file_digest: str, case: Case) -> str:
-    text = f"{file_digest}|{case.seed}|{inputs_digest(case)}|{platform_fingerprint()}"
+    text = f"{file_digest}|{case.seed}|{case.digest}|{platform_fingerprint()}"
     return hashlib.sha256(text.encode()).hexdigest()

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.cases import Case, inputs_digest
+from grader.cases import Case
 from grader.errors import CourseError
 from grader.problems import Problem
 from grader.trusted import REFERENCE, Outputs, arrays
@@ -48,7 +48,7 @@ def write_stored(
         "problem": problem.id,
         "made_with": made_with,
         "cases": [
-            {"index": case.index, "family": case.family, "seed": case.seed, "inputs": inputs_digest(case)}
+            {"index": case.index, "family": case.family, "seed": case.seed, "inputs": case.digest}
             for case in cases
         ],
         "outputs": {  # cases a harness rejected need no numbers: the learner copy's harness names them
@@ -81,7 +81,7 @@ class StoredOutputs:
 
     def _check(self, cases: list[Case]) -> None:
         for case in cases:
-            if self.digests.get(case.index) != inputs_digest(case):
+            if self.digests.get(case.index) != case.digest:
                 raise CourseError(
                     f"{self.path} was made for other inputs than {case.label} has now (cases.py or numpy "
                     "changed since the export): ask for a fresh copy of the course"

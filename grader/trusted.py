@@ -91,6 +91,7 @@ class TrustedOutputs:
         self.requests = {request.problem.id: request for request in requests}
         self.store, self.keep = store, keep
         self._disk_keys: dict[tuple[str, int], str] = {}
+        self._on_disk: set[tuple[str, int]] = set()  # (file digest, seed) the store is known to hold
         self.digests = {
             (request.problem.id, label): _digest(path, request.problem)
             for request in requests
@@ -126,16 +127,20 @@ class TrustedOutputs:
         stored = self.store.load(self._disk_key(digest, case)) if self.store else None
         if stored is not None:
             _memo[(digest, case.seed)] = stored
+            self._on_disk.add((digest, case.seed))
         return stored is not None
 
     def _keep(self, digest: str, case: Case) -> None:
         """Stores a file's output on a case (computed now, or earlier in this process) where the store lacks
-        it."""
+        it; once per entry."""
         output = _memo.get((digest, case.seed))
-        if self.store and self.keep and isinstance(output, np.ndarray):
+        if not (self.store and self.keep and isinstance(output, np.ndarray)):
+            return
+        if (digest, case.seed) not in self._on_disk:
             key = self._disk_key(digest, case)
             if not self.store.has(key):
                 self.store.save(key, output)
+            self._on_disk.add((digest, case.seed))
 
     def cancel(self) -> None:
         """Stops the computation: nothing more will be compared with these outputs."""

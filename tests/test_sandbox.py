@@ -172,13 +172,24 @@ def test_no_tcp_connection_leaves_the_child(toy_course, tmp_path):
 
 
 def _escaped() -> list[int]:
-    """The processes left by escapes_with_setsid.py."""
+    """The live processes left by escapes_with_setsid.py (a killed one not yet reaped does not count)."""
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         with contextlib.suppress(OSError):
-            if entry.joinpath("comm").read_bytes() == b"escaped-setsid\n":
+            state = entry.joinpath("stat").read_text().rpartition(")")[2].split()[0]
+            if entry.joinpath("comm").read_bytes() == b"escaped-setsid\n" and state != "Z":
                 found.append(int(entry.name))
     return found
+
+
+def _within(seconds: float, condition) -> bool:
+    """Whether `condition()` holds at some point within `seconds` (polled): no fixed sleep to race."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreapers are a Linux feature")
@@ -187,16 +198,14 @@ def test_a_process_that_leaves_the_session_with_setsid_is_killed_with_the_run(to
     problem = toy_course.problem("toy")
     result = grader.grade_file(problem, FOLDER / "escapes_with_setsid.py")
     assert result.status is Status.PASS, result.message
-    time.sleep(0.2)
-    assert not _escaped(), "the process that left the session is still running"
+    assert _within(3, lambda: not _escaped()), "the process that left the session is still running"
 
     # The old behaviour: without the subreaper the process escapes the session-wide kill.
     monkeypatch.setattr(processes_module, "become_subreaper", lambda: None)
     ctypes.CDLL(None).prctl(processes_module._PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
     try:
         assert grader.grade_file(problem, FOLDER / "escapes_with_setsid.py").status is Status.PASS
-        time.sleep(0.5)
-        left = _escaped()
+        left = _within(3, _escaped)
         assert left, "without a subreaper the process should have escaped: the test would prove nothing"
     finally:
         for pid in _escaped():
