@@ -170,6 +170,11 @@ class ProblemResult:
     sandbox: Sandbox | None = None  # None when no learner code ran (a missing stub)
 
     @property
+    def never_ran(self) -> bool:
+        """Whether no case ran (a submission that did not load, or the untouched stub's every case)."""
+        return all(case.status is Status.NOT_RUN for case in self.cases)
+
+    @property
     def passed(self) -> bool:
         return self.status is Status.PASS
 

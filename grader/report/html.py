@@ -10,18 +10,17 @@ import base64
 import textwrap
 from html import escape
 
-from grader.report.plain_text import captured_lines, case_details
+from grader.report.plain_text import STATUS_WORDS, captured_lines, case_details
 from grader.results import MatchedPitfall, ProblemResult, Status
 
 _COLORS = {Status.PASS: "#1a7f37", Status.FAIL: "#cf222e", Status.ERROR: "#cf222e", Status.NOT_RUN: "#9a6700"}
-_WORDS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.NOT_RUN: "SKIP"}
 _MUTED = "color: #57606a"
 _PRE = "margin: 0.2em 0 0.4em 0; font-size: 0.85em; white-space: pre-wrap"
 
 
 def _badge(status: Status) -> str:
     style = f"color: white; background: {_COLORS[status]}; padding: 0 0.4em; border-radius: 3px"
-    return f'<span style="{style}; font-family: monospace">{_WORDS[status]}</span>'
+    return f'<span style="{style}; font-family: monospace">{STATUS_WORDS[status]}</span>'
 
 
 def _pre(lines: list[str]) -> str:
@@ -62,7 +61,7 @@ def render_problem_html(
         f"<p><strong>{escape(result.problem)}</strong>: {escape(result.title)} "
         f'<span style="{_MUTED}">[{escape(mode)} cases, {escape(result.submission)}]</span></p>'
     ]
-    if all(case.status is Status.NOT_RUN for case in result.cases):
+    if result.never_ran:
         parts.append(f"<p>{_badge(result.status)} {escape(result.message)}</p>")
         if result.detail.strip():
             parts.append(_pre(result.detail.rstrip().splitlines()))

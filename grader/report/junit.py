@@ -35,7 +35,7 @@ def _seconds(value: float | None) -> str:
 
 def _never_loaded(result: ProblemResult) -> bool:
     """Whether the submission failed before any case could run (a load failure, not a skip)."""
-    return result.status is Status.ERROR and all(case.status is Status.NOT_RUN for case in result.cases)
+    return result.status is Status.ERROR and result.never_ran
 
 
 def _body(result: ProblemResult, case: CaseResult, mode: str) -> str:

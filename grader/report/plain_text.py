@@ -9,14 +9,14 @@ import numpy as np
 from grader.results import CaseResult, GradeReport, ProblemResult, Status, bytes_cut, entry_name
 
 _COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31", Status.NOT_RUN: "33"}
-_WORDS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.NOT_RUN: "SKIP"}
+STATUS_WORDS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.NOT_RUN: "SKIP"}
 INDENT = " " * 8
 MAX_ENTRIES_SHOWN = 6
 SHOWN_HEAD, SHOWN_TAIL = 5, 15  # lines of the learner's prints shown
 
 
 def _badge(status: Status, color: bool) -> str:
-    word = f"{_WORDS[status]:<5}"
+    word = f"{STATUS_WORDS[status]:<5}"
     return f"\033[{_COLORS[status]}m{word}\033[0m" if color else word
 
 
@@ -127,7 +127,7 @@ def captured_lines(name: str, text: str) -> list[str]:
 
 def render_problem(result: ProblemResult, mode: str, color: bool = False) -> str:
     lines = [f"{result.problem}: {result.title}  [{mode} cases, {result.submission}]"]
-    if all(case.status is Status.NOT_RUN for case in result.cases):
+    if result.never_ran:
         lines.append(f"  {_badge(result.status, color)} {result.message}")
         lines += [INDENT + line for line in result.detail.rstrip().splitlines()]
     else:
