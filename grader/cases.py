@@ -17,6 +17,7 @@ from grader.errors import CourseError
 from grader.problems import Problem
 
 SECRET_ENV = "GRADE_SECRET"
+PROFILE_CASE = 0  # the practice case a submission and the reference are traced on (grader/profile.py)
 
 
 @dataclass(frozen=True)

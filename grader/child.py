@@ -9,7 +9,8 @@ and jax, and loads its two siblings by path, so that the grader package need not
 one other caller of `call_case` is `grade_function` (notebooks: practice cases, in the caller's process).
 
 A job marked `ask` (the practice run that names a failed answer's mistake, after the hidden run it serves)
-runs only if the grader answers b"1" on the control pipe, reusing the function the job before loaded.
+runs only if the grader answers b"1" on the control pipe, reusing the function the job before loaded. A job
+with a `profile` case is traced on it after its cases (grader/profile.py), if the grader says so when asked.
 
 A problem with a harness (`problems/<id>/harness.py`, course code) is not called directly: the child calls
 `harness.run_case(function, inputs, folder)` with a fresh empty folder per case, and the harness makes the
@@ -20,7 +21,6 @@ when what the learner wrote fails the problem's check; the report shows the mess
 from __future__ import annotations
 
 import difflib
-import importlib.abc
 import importlib.util
 import inspect
 import json
@@ -33,43 +33,6 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-
-def apply_limits(limits: dict[str, int | None]) -> None:
-    """Caps this process's address space, file writes and CPU time (soft and hard, so learner code
-    cannot raise them), and asks Linux to kill it if the grader dies first."""
-    import resource
-
-    for key, which in (
-        ("address_space", resource.RLIMIT_AS),
-        ("file_size", resource.RLIMIT_FSIZE),
-        ("cpu_seconds", resource.RLIMIT_CPU),
-    ):
-        value = limits.get(key)
-        if value:
-            hard = value + 5 if which == resource.RLIMIT_CPU else value  # SIGXCPU first, SIGKILL 5 s later
-            resource.setrlimit(which, (value, hard))
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-
-
-class _BlockImports(importlib.abc.MetaPathFinder):
-    """Refuses the grader's own packages to learner code, with a message that says why."""
-
-    def __init__(self, names: list[str]) -> None:
-        self.names = set(names)
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".")[0] in self.names:
-            raise ImportError(
-                f"submissions may not import {fullname!r}: the grader and the reference solutions are "
-                "out of bounds; use jax, flax, optax and numpy"
-            )
-        return None
 
 
 def _load_failure(kind: str, message: str, detail: str = "") -> dict[str, Any]:
@@ -139,7 +102,7 @@ def _sibling(name: str) -> ModuleType:
     return module
 
 
-_describe = _sibling("describe")
+_describe, _limits = _sibling("describe"), _sibling("child_limits")
 encode_returned, describe_exception = _describe.encode_returned, _describe.describe_exception
 
 
@@ -247,20 +210,47 @@ def _run_cases(channel: _Channel, job: dict, fn, number: int, workdir: str, harn
         channel.send(event="case", label=job["label"], index=index, **outcome)
 
 
+def _ask(channel: _Channel, control: int | None, label: str, what: str) -> bool:
+    """Asks the grader whether to go on with `what` ("run" the job, "profile" it): b"1" says yes."""
+    channel.send(event="ask", label=label, what=what)
+    return control is not None and os.read(control, 1) == b"1"
+
+
+def _profile(channel: _Channel, job: dict, fn, number: int, workdir: str, harnesses: dict, control) -> None:
+    """Traces `fn` on the job's profile case (grader/profile.py, loaded before the sandbox closed the
+    grader's folder) and reports its precision profile: after the cases, under the same limits, asking the
+    grader first when the job says so."""
+    wanted = job.get("profile")
+    if not wanted or (wanted["ask"] and not _ask(channel, control, job["label"], "profile")):
+        return
+    harness = harnesses.get(job.get("harness") or "")
+    folder = Path(workdir, f"profile-{number}")
+    if harness is not None:
+        folder.mkdir(parents=True)
+    try:
+        found = harnesses["profiler"].profile(fn, wanted["inputs"], Path(job["path"]), harness, folder)
+    except BaseException as exc:  # advice only: a profile that fails is "no profile", never the job's end
+        found = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    channel.send(event="profile", label=job["label"], profile=found)
+
+
 def main(argv: list[str]) -> None:
     request_fd, result_fd = int(argv[1]), int(argv[2])
     control = int(argv[3]) if len(argv) > 3 else None
     with os.fdopen(request_fd, "rb") as source:
         request = pickle.load(source)  # written by the grader, never by learner code
     channel = _Channel(result_fd)
-    apply_limits(request.get("limits", {}))
+    _limits.apply_limits(request.get("limits", {}))
     import jax  # imported before learner code, so its cost is not the learner's
     import numpy  # noqa: F401
 
-    if request["block_imports"]:
-        sys.meta_path.insert(0, _BlockImports(request["block_imports"]))
+    _limits.block_imports(request["block_imports"])
     workdir = os.getcwd()  # learner code may change directory; its output files stay here
     harnesses = _load_harnesses(request["jobs"])  # course code, read before the sandbox closes the course
+    if any(job.get("profile") for job in request["jobs"]):
+        harnesses["profiler"] = _sibling("profile")  # grader code, likewise
     sandbox = request.get("sandbox")
     if sandbox is not None:
         jax.devices()  # the backend starts before the sandbox closes: a GPU runtime reads /proc and /sys
@@ -277,10 +267,8 @@ def main(argv: list[str]) -> None:
         if number and job["problem"] != request["jobs"][number - 1]["problem"]:
             _forget_compiled()  # files of one problem (a reference and its pitfalls) share their kernels
         _redirect_output(workdir, number)
-        if job.get("ask"):
-            channel.send(event="ask", label=job["label"])
-            if control is None or os.read(control, 1) != b"1":
-                continue  # not needed: the grader marks it so
+        if job.get("ask") and not _ask(channel, control, job["label"], "run"):
+            continue  # not needed: the grader marks it so
         key = (job["path"], job["function"])
         fn = loaded.get(key) if job.get("ask") else None
         if fn is None:
@@ -290,6 +278,7 @@ def main(argv: list[str]) -> None:
             channel.send(event="load", label=job["label"], ok=True, seconds=0.0)
         if fn is not None:
             _run_cases(channel, job, fn, number, workdir, harnesses)
+            _profile(channel, job, fn, number, workdir, harnesses, control)
     sys.stdout.flush()
     sys.stderr.flush()
     channel.send(event="done")

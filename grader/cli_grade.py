@@ -27,6 +27,7 @@ from grader.problems import Problem
 from grader.report import FORMATS, write_reports
 from grader.report.gradescope import VISIBILITIES
 from grader.report.plain_text import render_problem
+from grader.report.profile_table import side_by_side
 from grader.results import GradeReport, ProblemResult
 
 
@@ -54,6 +55,12 @@ def grade_parser() -> argparse.ArgumentParser:
         choices=VISIBILITIES,
         default="after_due_date",
         help="when learners see hidden-case results in the gradescope format (default: after_due_date)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="trace your code on a practice case and print its dtypes beside the reference's, role by role, "
+        "whether or not it passed (practice mode only)",
     )
     limit_options(parser)
     return parser
@@ -118,6 +125,8 @@ def run_grade(argv: list[str]) -> int:
                 progress.record_result(root, done, submissions[problem.id], grader.mode)
             if stdout_format == "text":
                 print(learner_block(done, problem, root, grader), flush=True)
+                if args.profile:
+                    print(side_by_side(done), flush=True)
             elif sys.stderr.isatty():
                 print(f"graded {problem.id}: {done.status}", file=sys.stderr, flush=True)
 

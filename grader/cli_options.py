@@ -23,12 +23,12 @@ grade list [--root DIR]
        grade watch [ID] [--root DIR] [--timeout SECONDS]
        grade ID... | --all [--root DIR] [--submission FILE] [--format FORMAT[=FILE]]... [--timeout SECONDS]
                          [--memory-limit SIZE] [--low-memory] [--require-sandbox]
-                         [--gradescope-visibility VISIBILITY]
+                         [--gradescope-visibility VISIBILITY] [--profile | --no-profile]
        grade export DEST [--notebook-install SPEC]
        grade notebooks [ID...] [--out DIR] [--install SPEC] [--force]
        grade prepare
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
-                   [--low-memory] [--require-sandbox] [--shard K/N]
+                   [--low-memory] [--require-sandbox] [--shard K/N] [--no-profile]
        grade merge SHARD.csv... --out GRADEBOOK.csv
        grade check ID... | --all [--secrets N] [--families]
        grade new ID
@@ -120,7 +120,18 @@ def make_grader(
     limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit, settings=settings)
     check_sandbox_required(limits)
     secret = take_secret()
-    return Grader(course, secret=None if practice else secret, limits=limits, low_memory=args.low_memory)
+    profile = "always" if getattr(args, "profile", False) else "off" if args.no_profile else "failing"
+    if profile == "always" and secret and not practice:
+        raise UsageError(
+            "--profile shows how your code ran on a practice case: practice mode only (unset GRADE_SECRET)"
+        )
+    return Grader(
+        course,
+        secret=None if practice else secret,
+        limits=limits,
+        low_memory=args.low_memory,
+        profile=profile,
+    )
 
 
 def limit_options(parser: argparse.ArgumentParser) -> None:
@@ -129,6 +140,11 @@ def limit_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=f"grade nothing where neither Landlock nor $GRADE_SANDBOX protects the learner's code "
         f"(also ${REQUIRE_SANDBOX_ENV}=1)",
+    )
+    parser.add_argument(
+        "--no-profile",
+        action="store_true",
+        help="do not trace a failed answer to compare its dtypes with the reference's (saves a little time)",
     )
     parser.add_argument(
         "--low-memory",

@@ -32,14 +32,22 @@ class References(Protocol):
         """Whether `outputs(problem)` would return at once."""
         ...
 
+    def profile(self, problem: Problem) -> dict | None:
+        """The reference's precision profile on the problem's profile case (grader/profile.py), waiting for
+        it; None when none was asked for or none is stored."""
+        ...
+
     def cancel(self) -> None:
         """Nothing more will be compared with these outputs: stop computing them."""
         ...
 
 
 class ExpectedOutputs(Protocol):
-    def start(self, problems: list[Problem], cases: dict[str, list[Case]]) -> References:
-        """Starts getting the reference outputs of `problems` on `cases` (by problem id); returns at once."""
+    def start(
+        self, problems: list[Problem], cases: dict[str, list[Case]], profile: dict[str, Case] | None = None
+    ) -> References:
+        """Starts getting the reference outputs of `problems` on `cases` (by problem id), and its precision
+        profile on the practice case `profile` names for a problem; returns at once."""
         ...
 
     def stored(self, problem: Problem) -> StoredOutputs | None:
@@ -68,6 +76,9 @@ class _LiveReferences:
     def ready(self, problem: Problem) -> bool:
         return self._outputs.ready(problem.id)
 
+    def profile(self, problem: Problem) -> dict | None:
+        return self._outputs.reference_profile(problem.id)
+
     def cancel(self) -> None:
         self._outputs.cancel()
 
@@ -82,7 +93,9 @@ class LiveReference:
     def stored(self, problem: Problem) -> StoredOutputs | None:
         return None
 
-    def start(self, problems: list[Problem], cases: dict[str, list[Case]]) -> References:
+    def start(
+        self, problems: list[Problem], cases: dict[str, list[Case]], profile: dict[str, Case] | None = None
+    ) -> References:
         paths = {problem.id: self.course.reference_path(problem) for problem in problems}
         for problem in problems:
             if not paths[problem.id].is_file():
@@ -90,19 +103,27 @@ class LiveReference:
                     f"no reference solution at {paths[problem.id]}: this checkout cannot grade {problem.id} "
                     "(grading needs the instructor's copy of the course)"
                 )
-        requests = [TrustedRequest(p, {REFERENCE: paths[p.id]}, cases[p.id]) for p in problems]
-        return _LiveReferences(TrustedOutputs(requests, self.limits, self.store, self.keep).start(), paths)
+        profile = profile or {}
+        requests = [
+            TrustedRequest(p, {REFERENCE: paths[p.id]}, cases[p.id], profile.get(p.id)) for p in problems
+        ]
+        profiles = practice_store(self.limits.settings)  # a practice case's profile: kept in either mode
+        running = TrustedOutputs(requests, self.limits, self.store, self.keep, profiles)
+        return _LiveReferences(running.start(), paths)
 
 
 class _StoredReferences:
-    def __init__(self, outputs: dict[str, dict[int, np.ndarray]]) -> None:
-        self._outputs = outputs
+    def __init__(self, outputs: dict[str, dict[int, np.ndarray]], profiles: dict[str, dict | None]) -> None:
+        self._outputs, self._profiles = outputs, profiles
 
     def outputs(self, problem: Problem) -> dict[int, np.ndarray]:
         return self._outputs[problem.id]
 
     def ready(self, problem: Problem) -> bool:
         return True
+
+    def profile(self, problem: Problem) -> dict | None:
+        return self._profiles.get(problem.id)
 
     def cancel(self) -> None:
         pass
@@ -120,8 +141,10 @@ class StoredReference:
             self._stored[problem.id] = load_stored(problem)
         return self._stored[problem.id]
 
-    def start(self, problems: list[Problem], cases: dict[str, list[Case]]) -> References:
-        outputs = {}
+    def start(
+        self, problems: list[Problem], cases: dict[str, list[Case]], profile: dict[str, Case] | None = None
+    ) -> References:
+        outputs, profiles = {}, {}
         for problem in problems:
             kept = self.stored(problem)
             if kept is None:
@@ -131,7 +154,9 @@ class StoredReference:
                     "of the course, or a learner copy made by `grade export`)"
                 )
             outputs[problem.id] = kept.reference(cases[problem.id])
-        return _StoredReferences(outputs)
+            if profile and problem.id in profile:
+                profiles[problem.id] = kept.reference_profile(profile[problem.id])
+        return _StoredReferences(outputs, profiles)
 
 
 def expected_outputs(course: Course, secret: str | None, limits: Limits) -> ExpectedOutputs:

@@ -64,10 +64,10 @@ def export_course(
     write_notebooks(learner_copy.problems(), dest / NOTEBOOKS_DIR, notebook_install)
     made_with = _versions()
     lines = []
-    outputs = practice_outputs(course, course.problems(), limits or Limits())  # one child for all
+    outputs, profiles = practice_outputs(course, course.problems(), limits or Limits())  # one child for all
     for problem in course.problems():
         results, cases = outputs[problem.id], make_cases(problem)
-        write_stored(learner_copy.problem(problem.id), cases, results, made_with)
+        write_stored(learner_copy.problem(problem.id), cases, results, made_with, profiles[problem.id])
         lines.append(
             f"{problem.id}: {len(cases)} practice cases, outputs of the reference and "
             f"{len(results) - 1} pitfall files stored"

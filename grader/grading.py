@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.cases import Case, make_cases
+from grader.cases import PROFILE_CASE, Case, make_cases
 from grader.child import call_case, load_harness
 from grader.errors import CourseError, UsageError
 from grader.expected import References, expected_outputs, wait_all
@@ -21,10 +21,13 @@ from grader.limits import Limits
 from grader.naming import name_mistake, naming_label, rejections
 from grader.outcomes import CaseOutcome, RunOutcome
 from grader.problems import Course, Problem
+from grader.profile_compare import precision_profile
 from grader.protocol import decode_raised, decode_returned
-from grader.results import CaseResult, MatchedPitfall, ProblemResult, Sandbox, Status
+from grader.results import CaseResult, MatchedPitfall, PrecisionProfile, ProblemResult, Sandbox, Status
 from grader.sandbox import check_sandbox
 from grader.verdicts import case_result, summarise
+
+PROFILE_MODES = ("failing", "always", "off")
 
 
 def _display_path(path: Path) -> str:
@@ -44,13 +47,23 @@ class Grader:
         secret: str | None = None,
         limits: Limits | None = None,
         low_memory: bool = False,
+        profile: str = "failing",
     ) -> None:
         """`low_memory` runs the reference before the learner's code instead of beside it: one JAX process
-        at a time, about half the peak memory, slower."""
+        at a time, about half the peak memory, slower. `profile` says whose dtypes are traced and compared
+        with the reference's on a practice case (grader/profile.py): "failing" answers', "always" (practice
+        mode only), or "off"."""
+        if profile not in PROFILE_MODES:
+            raise UsageError(f"profile must be one of {', '.join(PROFILE_MODES)}, not {profile!r}")
+        if profile == "always" and secret:
+            raise UsageError(
+                "--profile shows the trace of every answer: practice mode only (unset GRADE_SECRET)"
+            )
         self.course = course
         self.secret = secret or None
         self.limits = limits or Limits()
         self.low_memory = low_memory
+        self.profile = profile
         check_sandbox(self.limits.settings)
         self.expected = expected_outputs(course, self.secret, self.limits)  # where expected outputs come from
 
@@ -83,20 +96,25 @@ class Grader:
         start = time.monotonic()
         cases = {problem.id: make_cases(problem, self.secret) for problem, _ in items}
         problems = [problem for problem, _ in items]
-        references = self.expected.start(problems, cases)
+        practice = {p.id: make_cases(p) if self.secret else cases[p.id] for p in problems}
+        traced = {p.id: practice[p.id][PROFILE_CASE] for p in problems if self.profile != "off"}
+        references = self.expected.start(problems, cases, traced)
         if self.low_memory:
             wait_all(references, problems)
         # Hidden mode: right after each hidden run, the same function on the practice cases, to name a
         # mistake as practice mode does; the child runs it only when the grader says the answer failed (or
-        # cannot tell yet), and it reuses what the hidden run loaded and compiled.
-        practice = {p.id: make_cases(p) if self.secret else cases[p.id] for p in problems}
-        jobs = []
+        # cannot tell yet), and it reuses what the hidden run loaded and compiled. The precision profile is
+        # traced on a practice case after the practice run (asking first, unless every answer is profiled).
+        jobs, asks = [], self.profile == "failing"
         for problem, path in items:
+            profile = {"profile": traced.get(problem.id), "profile_if_failed": asks}
+            if not self.secret:
+                jobs.append(Job(problem.id, path.resolve(), problem, cases[problem.id], **profile))
+                continue
             jobs.append(Job(problem.id, path.resolve(), problem, cases[problem.id]))
-            if self.secret:
-                label = naming_label(problem.id)
-                jobs.append(Job(label, path.resolve(), problem, practice[problem.id], after=problem.id))
-        needed = self._naming_needed(cases, references) if self.secret else None
+            label = naming_label(problem.id)
+            jobs.append(Job(label, path.resolve(), problem, practice[problem.id], problem.id, **profile))
+        needed = self._answer_failed(cases, references) if self.secret or asks else None
         learner = IsolatedRun(jobs, self.limits, needed=needed).start()
         results = []
         try:
@@ -106,7 +124,10 @@ class Grader:
                 shown = _display_path(path.resolve())
                 run = (lambda p=problem: learner.wait_for(naming_label(p.id))) if self.secret else None
                 namer = self._namer(problem, practice[problem.id], outcome, run)
-                result = self._result(problem, cases[problem.id], outcome, expected, shown, namer, start)
+                profiled = self._profiler(problem, references, run or (lambda o=outcome: o))
+                result = self._result(
+                    problem, cases[problem.id], outcome, expected, shown, namer, start, profiled
+                )
                 start = time.monotonic()
                 results.append(result)
                 if on_result:
@@ -155,11 +176,27 @@ class Grader:
 
         return name
 
-    def _naming_needed(
+    def _profiler(
+        self, problem: Problem, references: References, practice_run: Callable[[], RunOutcome]
+    ) -> Callable[[], PrecisionProfile | None]:
+        """Returns how to get the answer's precision profile: traced in the practice run (`practice_run`
+        gets it), compared with the reference's; None when the run made none."""
+
+        def profiled() -> PrecisionProfile | None:
+            learner = practice_run().profile if self.profile != "off" else None
+            if learner is None:
+                return None
+            reference = references.profile(problem) or {"error": "none was made"}
+            return precision_profile(PROFILE_CASE, learner, reference)
+
+        return profiled
+
+    def _answer_failed(
         self, cases: dict[str, list[Case]], references: References
     ) -> Callable[[Job, RunOutcome], bool]:
-        """Whether the practice run that names a mistake must run after a hidden run: not when the hidden run
-        passed, which is known without waiting once the reference's outputs are there."""
+        """Whether an answer failed, or cannot be known yet, when the child asks: the practice run that names
+        a mistake after a hidden run, and the trace of a failed answer, are not needed for one that passed,
+        which is known without waiting once the reference's outputs are there."""
 
         def needed(job: Job, hidden: RunOutcome) -> bool:
             if not references.ready(job.problem):
@@ -195,6 +232,7 @@ class Grader:
         submission: str,
         namer: Callable[[], list[MatchedPitfall]],
         start: float,
+        profiled: Callable[[], PrecisionProfile | None] = lambda: None,
     ) -> ProblemResult:
         """The result of one problem; `seconds` counts from `start` to the end of naming the mistake."""
         case_results = self._case_results(problem, cases, outcome, expected)
@@ -202,6 +240,7 @@ class Grader:
         if outcome.load_failure and outcome.load_failure.kind == "harness":
             raise CourseError(f"the harness of {problem.id} failed: {outcome.load_failure.message}")
         matched = namer() if status is not Status.PASS else []
+        profile = profiled() if status is not Status.PASS or self.profile == "always" else None
         if matched:
             message = f"{message}; this matches the named pitfall {matched[0].name!r}"
         return ProblemResult(
@@ -223,6 +262,7 @@ class Grader:
             stderr=outcome.stderr,
             seconds=time.monotonic() - start,
             sandbox=outcome.sandbox,
+            profile=profile,
         )
 
 

@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from grader.jobs import BLOCKED_IMPORTS, Job, encode_request
-from grader.limits import Limits, address_space_limit, describe_size
+from grader.jobs import Job, cpu_seconds, encode_request
+from grader.limits import Limits, describe_size
 from grader.outcomes import CaseOutcome, LoadFailure, RunOutcome, describe_exit, read_capped
 from grader.processes import exit_status_unreaped, kill_group, resident_bytes, start_child
-from grader.protocol import EventReader, decode_raised, decode_returned
+from grader.protocol import EventReader, decode_profile, decode_raised, decode_returned
 from grader.results import Sandbox
 from grader.sandbox import landlock_request, reported, sandbox_prefix, unreported
 
@@ -47,8 +47,8 @@ class IsolatedRun:
         trusted: bool = False,
         needed: Callable[[Job, RunOutcome], bool] | None = None,
     ) -> None:
-        """`needed(job, outcome of job.after)` decides, when the child reaches a job that serves another
-        (`after`), whether it runs; without it every job runs."""
+        """`needed(job, outcome of the answer it serves)` decides whether the child runs a job that serves
+        another (`after`), and whether it profiles a job marked `profile_if_failed`; without it, all do."""
         if len({job.label for job in jobs}) != len(jobs):
             raise ValueError("every job of a run needs its own label")
         self.jobs = jobs
@@ -92,23 +92,6 @@ class IsolatedRun:
         self._over[job.label].set()
         return True
 
-    def _request(self, jobs: list[Job], landlock: dict | None) -> bytes:
-        return encode_request(
-            jobs,
-            blocked_imports=[] if self.trusted else BLOCKED_IMPORTS,
-            sandbox=landlock,
-            limits={
-                "address_space": address_space_limit(self.limits),
-                "file_size": self.limits.output_bytes,
-                "cpu_seconds": self._cpu_seconds(jobs),
-            },
-            ask=self.needed is not None,
-        )
-
-    def _cpu_seconds(self, jobs: list[Job]) -> int:
-        """The CPU-time limit of a child that runs `jobs`."""
-        return self.limits.cpu_seconds(sum(len(job.cases) for job in jobs))
-
     def _sandbox(self) -> list[str]:
         """The sandbox command for this run's children: none for the course's own code."""
         return [] if self.trusted else sandbox_prefix(self.limits.settings, self.jobs[0].problem)
@@ -143,18 +126,10 @@ class IsolatedRun:
         # its own (grader/child.py), so that prints show up in the report of the problem that made them.
         stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
         with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
+            fds = (request_read, result_write, control_read)
             process = start_child(
-                [
-                    *prefix,
-                    sys.executable,
-                    "-I",
-                    "-u",
-                    str(CHILD_SCRIPT),
-                    str(request_read),
-                    str(result_write),
-                    str(control_read),
-                ],
-                pass_fds=(request_read, result_write, control_read),
+                [*prefix, sys.executable, "-I", "-u", str(CHILD_SCRIPT), *map(str, fds)],
+                pass_fds=fds,
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=stderr,
@@ -173,7 +148,7 @@ class IsolatedRun:
         os.close(result_write)
         os.close(control_read)
         self._control = control_write
-        request = self._request(jobs, landlock)
+        request = encode_request(jobs, self.limits, self.trusted, landlock, ask=self.needed is not None)
         writer = threading.Thread(target=self._write_request, args=(request_write, request), daemon=True)
         writer.start()
         over = 0
@@ -252,12 +227,37 @@ class IsolatedRun:
                 else:
                     continue
                 deadline = time.monotonic() + self.limits.timeout
+            profiled = job.profile and not (outcome.load_failure or outcome.stopped)
+            if profiled and not self._collect_profile(process, reader, job, outcome):
+                return number + 1
             self._finish(job, workdir, number)
         return len(jobs)
 
+    def _collect_profile(
+        self, process: subprocess.Popen, reader: EventReader, job: Job, outcome: RunOutcome
+    ) -> bool:
+        """Reads the job's precision profile (or the question before it); False when the child stopped
+        while tracing, which costs the profile only, never the job's verdict."""
+        deadline = time.monotonic() + self.limits.timeout
+        while True:
+            event = reader.next_event(deadline, lambda: self._over_memory(process))
+            if event in ("timeout", "memory", None):
+                reason = self._halt(process, event, self.limits.timeout, [job])
+                outcome.profile = {"error": f"the trace stopped the process: {reason}"}
+                return False
+            if event.get("label") != job.label:
+                continue
+            if event.get("event") == "ask" and event.get("what") == "profile" and self.needed:
+                if not self._answer(job):
+                    return True
+            elif event.get("event") == "profile":
+                outcome.profile = decode_profile(event.get("profile"))
+                return True
+
     def _answer(self, job: Job) -> bool:
-        """Tells the child whether to run `job` (a job serving another), and returns the answer."""
-        run = self.needed(job, self._outcomes[job.after])
+        """Tells the child whether to run `job` (a job serving another) or profile it, by whether the answer
+        it serves failed; returns the answer."""
+        run = self.needed(job, self._outcomes[job.after or job.label])
         with contextlib.suppress(OSError):  # the child is gone: the next read says so
             os.write(self._control, b"1" if run else b"0")
         return run
@@ -265,6 +265,18 @@ class IsolatedRun:
     def _over_memory(self, process: subprocess.Popen) -> bool:
         limit = self.limits.memory_bytes
         return limit is not None and resident_bytes(process.pid) > limit
+
+    def _halt(self, process: subprocess.Popen, why: str | None, limit: float, jobs: list[Job]) -> str:
+        """Stops the child and says why it stopped: a time or memory limit it ran over, or how it ended."""
+        if why in ("timeout", "memory"):
+            kill_group(process)
+            if why == "timeout":
+                return f"timed out after {limit:g} s"
+            return f"out of memory: used more than {describe_size(self.limits.memory_bytes)} (--memory-limit)"
+        returncode = exit_status_unreaped(process, timeout=10)
+        kill_group(process)  # also what it left behind
+        status = process.returncode if returncode is None else returncode
+        return describe_exit(status, cpu_seconds(self.limits, jobs))
 
     def _stop(
         self,
@@ -275,20 +287,8 @@ class IsolatedRun:
         why: str | None,
         jobs: list[Job],
     ) -> None:
-        if why == "timeout":
-            kill_group(process)
-            limit = self.limits.start_timeout if position == -1 else self.limits.timeout
-            reason = f"timed out after {limit:g} s"
-        elif why == "memory":
-            kill_group(process)
-            reason = (
-                f"out of memory: used more than {describe_size(self.limits.memory_bytes)} (--memory-limit)"
-            )
-        else:
-            returncode = exit_status_unreaped(process, timeout=10)
-            kill_group(process)  # also what it left behind
-            status = process.returncode if returncode is None else returncode
-            reason = describe_exit(status, self._cpu_seconds(jobs))
+        limit = self.limits.start_timeout if position == -1 else self.limits.timeout
+        reason = self._halt(process, why, limit, jobs)
         if position == -1:
             outcome.load_failure = LoadFailure(kind="crash", message=f"{reason} while loading the submission")
         else:

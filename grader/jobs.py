@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.cases import Case
+from grader.limits import Limits, address_space_limit
 from grader.problems import Problem
 
 BLOCKED_IMPORTS = ["grader", "solutions"]  # what learner code may not import in its child
@@ -22,12 +23,19 @@ class Job:
     problem: Problem
     cases: list[Case]
     after: str = ""  # a job this one only serves: not run in a fresh child if that one stopped its child
+    profile: Case | None = None  # a practice case to trace the function on, after the cases
+    profile_if_failed: bool = False  # ask the grader first: only a failed answer is profiled
 
 
-def encode_request(
-    jobs: list[Job], blocked_imports: list[str], sandbox: dict | None, limits: dict, ask: bool
-) -> bytes:
-    """The request a child reads: with `ask`, it asks the grader before each job that serves another."""
+def cpu_seconds(limits: Limits, jobs: list[Job]) -> int:
+    """The CPU-time limit of a child that runs `jobs` (a profile counts as one more case)."""
+    return limits.cpu_seconds(sum(len(job.cases) + bool(job.profile) for job in jobs))
+
+
+def encode_request(jobs: list[Job], limits: Limits, trusted: bool, sandbox: dict | None, ask: bool) -> bytes:
+    """The request a child reads: with `ask`, it asks the grader before each job that serves another, and
+    before profiling a job marked `profile_if_failed`. Learner code may not import the grader; the course's
+    own code (`trusted`) may."""
     return pickle.dumps(
         {
             "jobs": [
@@ -40,11 +48,18 @@ def encode_request(
                     "harness": str(job.problem.harness_path or ""),
                     "ask": bool(job.after) and ask,
                     "cases": [(case.index, case.inputs) for case in job.cases],
+                    "profile": {"inputs": job.profile.inputs, "ask": job.profile_if_failed and ask}
+                    if job.profile
+                    else None,
                 }
                 for job in jobs
             ],
-            "block_imports": blocked_imports,
+            "block_imports": [] if trusted else BLOCKED_IMPORTS,
             "sandbox": sandbox,
-            "limits": limits,
+            "limits": {
+                "address_space": address_space_limit(limits),
+                "file_size": limits.output_bytes,
+                "cpu_seconds": cpu_seconds(limits, jobs),
+            },
         }
     )

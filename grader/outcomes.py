@@ -41,6 +41,7 @@ class RunOutcome:
     stdout: str = ""
     stderr: str = ""
     sandbox: Sandbox | None = None  # what protected the child that ran it
+    profile: dict | None = None  # its precision profile on a practice case, when asked (grader/profile.py)
 
 
 def read_capped(path: Path) -> str:

@@ -14,6 +14,7 @@ reference. Grading itself never writes hidden-case outputs.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import tempfile
@@ -67,7 +68,22 @@ class OutputStore:
 
     def save(self, key: str, values: np.ndarray) -> None:
         """Stores an output; a store that cannot be written only costs time."""
-        target = self._path(key)
+        self._write(self._path(key), lambda handle: np.save(handle, np.asarray(values), allow_pickle=False))
+
+    def load_document(self, key: str) -> dict | None:
+        """Returns a stored JSON document (a reference's precision profile), or None."""
+        try:
+            document = json.loads(self._path(key).with_suffix(".json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return document if isinstance(document, dict) else None
+
+    def save_document(self, key: str, document: dict) -> None:
+        self._write(
+            self._path(key).with_suffix(".json"), lambda handle: handle.write(json.dumps(document).encode())
+        )
+
+    def _write(self, target: Path, write) -> None:
         try:
             if self.private:
                 self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -75,7 +91,7 @@ class OutputStore:
             target.parent.mkdir(mode=0o700 if self.private else 0o777, parents=True, exist_ok=True)
             # NamedTemporaryFile makes the file readable and writable by its owner only.
             with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".tmp", delete=False) as handle:
-                np.save(handle, np.asarray(values), allow_pickle=False)
+                write(handle)
             os.replace(handle.name, target)  # whole or not at all, also with graders running side by side
         except OSError:
             pass
@@ -95,4 +111,12 @@ def hidden_store(settings: Settings) -> OutputStore | None:
 
 def entry_key(file_digest: str, case: Case) -> str:
     text = f"{file_digest}|{case.seed}|{case.digest}|{platform_fingerprint()}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def profile_key(file_digest: str, case: Case) -> str:
+    """The key of a file's precision profile on a case: also keyed by the profiler's own code, whose
+    changes change the profile (grader/profile*.py)."""
+    profiler = b"".join(path.read_bytes() for path in sorted(Path(__file__).parent.glob("profile*.py")))
+    text = f"profile|{entry_key(file_digest, case)}|{hashlib.sha256(profiler).hexdigest()}"
     return hashlib.sha256(text.encode()).hexdigest()

@@ -10,7 +10,7 @@ course's own code too, which fills the course's compilation cache.
 
 from __future__ import annotations
 
-from grader.cases import make_cases
+from grader.cases import PROFILE_CASE, make_cases
 from grader.errors import CourseError
 from grader.limits import Limits
 from grader.output_cache import hidden_store, practice_store
@@ -26,18 +26,21 @@ def _requests(course: Course, problems: list[Problem], secret: str | None) -> li
             raise CourseError(f"no reference at {paths[REFERENCE]}: this needs the instructor's copy")
         if secret is None:
             paths |= course.pitfall_paths(problem)
-        requests.append(TrustedRequest(problem, paths, make_cases(problem, secret)))
+        cases = make_cases(problem, secret)
+        requests.append(TrustedRequest(problem, paths, cases, None if secret else cases[PROFILE_CASE]))
     return requests
 
 
 def practice_outputs(
     course: Course, problems: list[Problem], limits: Limits
-) -> dict[str, dict[str, Outputs]]:
+) -> tuple[dict[str, dict[str, Outputs]], dict[str, dict | None]]:
     """The outputs of the reference and every pitfall file on each problem's practice cases (by problem id,
-    then label), from the practice store or computed in one trusted child and kept there; CourseError when
-    a file of the course fails."""
+    then label), and the reference's precision profile on practice case PROFILE_CASE (by problem id), from
+    the practice store or computed in one trusted child and kept there; CourseError when a file of the
+    course fails (a reference that cannot be profiled has an {"error": ...} profile)."""
     requests = _requests(course, problems, None)
-    running = TrustedOutputs(requests, limits, practice_store(limits.settings)).start()
+    store = practice_store(limits.settings)
+    running = TrustedOutputs(requests, limits, store, profiles=store).start()
     outputs = {}
     for request in requests:
         results = running.result(request.problem.id)
@@ -47,15 +50,21 @@ def practice_outputs(
                 failed = request.paths[label]
                 raise CourseError(f"the pitfall file {failed} failed on a practice case:\n{why}")
         outputs[request.problem.id] = results
-    return outputs
+    profiles = {request.problem.id: running.reference_profile(request.problem.id) for request in requests}
+    return outputs, profiles
 
 
 def prepare_course(course: Course, secret: str | None, limits: Limits) -> list[str]:
     """Fills the practice store and, with `secret`, the hidden store; returns a line per problem."""
     problems = course.problems()
-    practice = practice_outputs(course, problems, limits)
+    practice, profiles = practice_outputs(course, problems, limits)
     lines = [
         f"{problem.id}: practice outputs of the reference and {len(practice[problem.id]) - 1} pitfall files"
+        + (
+            ""
+            if "error" in (profiles[problem.id] or {"error": ""})
+            else ", the reference's precision profile"
+        )
         for problem in problems
     ]
     if secret is None:

@@ -267,7 +267,13 @@ def _trace(fn: Any, values: list[Any]) -> Any:
             return jax.make_jaxpr(call)()
 
 
-def profile(fn: Any, inputs: dict[str, Any] | list[Any], submission_path: str | Path) -> dict[str, Any]:
+def profile(
+    fn: Any,
+    inputs: dict[str, Any] | list[Any],
+    submission_path: str | Path,
+    harness: Any = None,
+    folder: Path | None = None,
+) -> dict[str, Any]:
     """Traces `fn` on one case and returns its precision profile, JSON-able.
 
     Array inputs (numpy or jax) are traced; the rest (ints, floats, strings) are passed as they are, so
@@ -275,6 +281,8 @@ def profile(fn: Any, inputs: dict[str, Any] | list[Any], submission_path: str | 
     or {"error": reason, "seconds": float} when the function cannot be traced.
     """
     start = time.perf_counter()
+    if harness is not None:
+        return {"error": "a problem with a harness is not profiled yet", "seconds": 0.0}
     try:
         closed = _trace(fn, list(inputs.values()) if isinstance(inputs, dict) else list(inputs))
     except Exception as exc:  # learner code that cannot be traced: no profile, never an error

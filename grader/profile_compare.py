@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from grader.profile import ROLES, signature
+from grader.results import PrecisionProfile
 
 _NOUNS = {  # a role as the sentences name it, one and many
     "matmul": ("a matmul", "matmuls"),
@@ -101,3 +102,18 @@ def compare_profiles(learner: dict[str, Any], reference: dict[str, Any], limit: 
         if sig not in ours.get(role, {})
     ]
     return lines[:limit]
+
+
+def precision_profile(case: int, learner: dict[str, Any], reference: dict[str, Any]) -> PrecisionProfile:
+    """The report's profile of an answer traced on practice case `case`: the differences from the
+    reference, the learner's entries and summary, and of the reference its summary only (no line of the
+    solution reaches the learner)."""
+    differences = compare_profiles(learner, reference)
+    error = differences[0] if differences and differences[0].startswith("no profile") else ""
+    return PrecisionProfile(
+        case=case,
+        differences=() if error else tuple(differences),
+        error=error,
+        learner={key: learner[key] for key in ("entries", "summary", "seconds") if key in learner},
+        reference={"summary": reference.get("summary", {})},
+    )

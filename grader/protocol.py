@@ -3,11 +3,13 @@
 The events grader/child.py writes, one JSON object per line:
 
     {"event": "sandbox", "abi": ..., "filesystem": ..., "network": ..., "signals": ..., "reason": ...}
-    {"event": "ask", "label": ...}  (answered with one byte on the control pipe: b"1" run the job, b"0" not)
+    {"event": "ask", "label": ..., "what": "run" | "profile"}  (answered with one byte on the control pipe:
+        b"1" run the job, or profile it after its cases; b"0" not)
     {"event": "load", "label": ..., "ok": true, "seconds": ...}
     {"event": "load", "label": ..., "ok": false, "kind": ..., "message": ..., "detail": ...}
     {"event": "case", "label": ..., "index": ..., "seconds": ..., "returned": {...}}
     {"event": "case", "label": ..., "index": ..., "seconds": ..., "raised": {...}}
+    {"event": "profile", "label": ..., "profile": {"entries": [...], "seconds": ...} or {"error": ...}}
     {"event": "done"}
 
 A returned value is {"kind": "array", "type", "dtype", "shape", "float", "values" (base64 of float64)}
@@ -26,6 +28,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from grader.profile import ROLES, signature, summarize
 
 WATCH_INTERVAL = 0.1  # seconds between checks of the child's memory while waiting for an event
 MAX_LINE = 64 << 20
@@ -123,6 +127,56 @@ def decode_raised(message: object) -> Raised:
         rejected=message.get("rejected") is True,
         pitfall=_text(message, "pitfall", 100),
     )
+
+
+MAX_PROFILE_ENTRIES = 2000
+
+
+def _profile_entry(entry: object) -> dict | None:
+    """One checked entry of a profile: short strings, lists of them, and an int line; None if malformed."""
+    if not isinstance(entry, dict) or entry.get("role") not in ROLES:
+        return None
+    checked: dict = {}
+    for key, value in list(entry.items())[:12]:
+        if not isinstance(key, str):
+            continue
+        if isinstance(value, str):
+            checked[key[:40]] = value[:80]
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            checked[key[:40]] = [item[:80] for item in value[:8]]
+        elif key in ("line", "count") and (value is None or type(value) is int):
+            checked[key] = value
+    well_formed = isinstance(checked.get("result"), str) and isinstance(checked.get("operands"), list)
+    return checked if well_formed and checked["operands"] else None
+
+
+def compact(entries: list[dict]) -> list[dict]:
+    """The entries with each (role, dtypes, file, line) once, in order, counted: Python loops repeat them."""
+    kept: dict[tuple, dict] = {}
+    for entry in entries:
+        key = (entry["role"], signature(entry), entry.get("file"), entry.get("line"))
+        if key in kept:
+            kept[key]["count"] += 1
+        else:
+            kept[key] = {**entry, "count": 1}
+    return list(kept.values())
+
+
+def decode_profile(message: object) -> dict:
+    """The checked precision profile a child sent (grader/profile.py): its entries (at most
+    MAX_PROFILE_ENTRIES, each occurring once, counted), their summary recomputed here, or an error."""
+    if not isinstance(message, dict):
+        return {"error": "the profile could not be read"}
+    seconds = message.get("seconds")
+    seconds = float(seconds) if isinstance(seconds, int | float) else 0.0
+    if "error" in message or not isinstance(message.get("entries"), list):
+        return {"error": _text(message, "error", 300) or "the profile could not be read", "seconds": seconds}
+    entries = [e for e in map(_profile_entry, message["entries"][: 50 * MAX_PROFILE_ENTRIES]) if e]
+    return {
+        "entries": compact(entries)[:MAX_PROFILE_ENTRIES],
+        "summary": summarize(entries),
+        "seconds": seconds,
+    }
 
 
 class EventReader:

@@ -147,6 +147,27 @@ class Sandbox:
 
 
 @dataclass(frozen=True)
+class PrecisionProfile:
+    """Where the learner's dtypes differ from the reference's, from tracing both on one practice case
+    (grader/profile.py, grader/profile_compare.py). Advice: it never changes a verdict."""
+
+    case: int  # the index of the practice case traced
+    differences: tuple[str, ...] = ()  # in the learner's terms, first differences first
+    error: str = ""  # why there is no profile to compare ("" when there is)
+    learner: dict = field(default_factory=dict)  # {"entries": [...], "summary": {role: {dtypes: count}}}
+    reference: dict = field(default_factory=dict)  # {"summary": ...}: the reference's lines are not shown
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "case": self.case,
+            "differences": list(self.differences),
+            "error": self.error,
+            "learner": self.learner,
+            "reference": self.reference,
+        }
+
+
+@dataclass(frozen=True)
 class ProblemResult:
     """The verdict on one problem: `status` is pass only when every case passed."""
 
@@ -168,6 +189,7 @@ class ProblemResult:
     function: str = ""  # the function the statement asks for
     segments: tuple[str, ...] = ()  # the named parts of the output, in order (problem.toml `segments`)
     sandbox: Sandbox | None = None  # None when no learner code ran (a missing stub)
+    profile: PrecisionProfile | None = None  # a failed answer's (or, asked for, any answer's) dtype profile
 
     @property
     def never_ran(self) -> bool:
@@ -201,6 +223,7 @@ class ProblemResult:
             "points": self.points,
             "score": self.score,
             "sandbox": self.sandbox.to_dict() if self.sandbox else None,
+            "profile": self.profile.to_dict() if self.profile else None,
         }
 
 

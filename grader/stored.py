@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.cases import Case
+from grader.cases import PROFILE_CASE, Case
 from grader.errors import CourseError
 from grader.problems import Problem
 from grader.trusted import REFERENCE, Outputs, arrays
@@ -40,9 +40,15 @@ def _decode(entry: dict[str, Any]) -> np.ndarray:
 
 
 def write_stored(
-    problem: Problem, cases: list[Case], outputs: dict[str, Outputs], made_with: dict[str, str]
+    problem: Problem,
+    cases: list[Case],
+    outputs: dict[str, Outputs],
+    made_with: dict[str, str],
+    profile: dict | None = None,
 ) -> Path:
-    """Writes the outputs of the reference (label REFERENCE) and the pitfall files on `cases`."""
+    """Writes the outputs of the reference (label REFERENCE) and the pitfall files on `cases`, and the
+    summary of the reference's precision profile on case PROFILE_CASE (which dtypes each role ran in: no
+    line of the solution)."""
     document = {
         "format": STORED_FORMAT,
         "problem": problem.id,
@@ -56,6 +62,8 @@ def write_stored(
             for label, by_case in outputs.items()
         },
     }
+    if profile and "summary" in profile:
+        document["reference_profile"] = {"case": PROFILE_CASE, "summary": profile["summary"]}
     path = stored_path(problem)
     path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     return path
@@ -78,6 +86,7 @@ class StoredOutputs:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CourseError(f"{path}: cannot be read ({exc}); export the course again") from None
         self.path = path
+        self.profile = document.get("reference_profile")
 
     def _check(self, cases: list[Case]) -> None:
         for case in cases:
@@ -91,6 +100,14 @@ class StoredOutputs:
         """Returns the reference outputs on `cases`."""
         self._check(cases)
         return {case.index: self.outputs[REFERENCE][case.index] for case in cases}
+
+    def reference_profile(self, case: Case) -> dict | None:
+        """The reference's precision profile (its summary) on `case`, if the export stored one for it."""
+        self._check([case])
+        stored = self.profile
+        if not isinstance(stored, dict) or stored.get("case") != case.index:
+            return None
+        return {"entries": [], "summary": stored.get("summary") or {}}
 
     def pitfalls(self, cases: list[Case]) -> dict[str, dict[int, np.ndarray]]:
         """Returns every stored pitfall file's outputs on `cases`, by label (`name` or `name--form`)."""

@@ -33,6 +33,7 @@ class Rejection:
 Outputs = dict[int, np.ndarray | Rejection]
 REFERENCE = "reference"  # the label of the reference solution among trusted files
 _memo: dict[tuple[str, int], np.ndarray | Rejection] = {}  # (file digest, case seed) -> output
+_profiles: dict[tuple[str, int], dict] = {}  # (file digest, case seed) -> the reference's precision profile
 
 
 def _digest(path: Path, problem: Problem) -> str:
@@ -70,6 +71,7 @@ class TrustedRequest:
     problem: Problem
     paths: dict[str, Path]
     cases: list[Case]
+    profile: Case | None = None  # a practice case to trace the reference on (grader/profile.py)
 
 
 class TrustedOutputs:
@@ -79,6 +81,9 @@ class TrustedOutputs:
     Outputs are remembered per (file content, case seed) for the life of the process, and with a `store`
     on disk too (grader/output_cache.py), so a file runs only on cases it has not seen. With `keep` false
     the store is only read: hidden-case outputs are written by `grade prepare` alone.
+
+    A request's `profile` case has the reference traced on it, in the same child when the reference runs
+    anyway; its profile, about a practice case, is kept in `profiles` (the practice store) in either mode.
     """
 
     def __init__(
@@ -87,9 +92,11 @@ class TrustedOutputs:
         limits: Limits,
         store: output_cache.OutputStore | None = None,
         keep: bool = True,
+        profiles: output_cache.OutputStore | None = None,
     ) -> None:
         self.requests = {request.problem.id: request for request in requests}
-        self.store, self.keep = store, keep
+        self.store, self.keep, self.profiles = store, keep, profiles
+        self._profile_jobs: dict[str, str] = {}  # problem id -> the label of the job that profiles it
         self._disk_keys: dict[tuple[str, int], str] = {}
         self._on_disk: set[tuple[str, int]] = set()  # (file digest, seed) the store is known to hold
         self.digests = {
@@ -102,8 +109,21 @@ class TrustedOutputs:
             for label, path in request.paths.items():
                 digest = self.digests[(request.problem.id, label)]
                 missing = [case for case in request.cases if not self._known(digest, case)]
-                if missing:
-                    jobs.append(Job(f"{request.problem.id}/{label}", path, request.problem, missing))
+                profile = request.profile if label == REFERENCE and not self._profile_known(request) else None
+                job = f"{request.problem.id}/{label}"
+                if profile is not None:  # with the reference's cases, or alone when they are all known
+                    self._profile_jobs[request.problem.id] = job if missing else f"{job}/profile"
+                    jobs.append(
+                        Job(
+                            self._profile_jobs[request.problem.id],
+                            path,
+                            request.problem,
+                            missing,
+                            profile=profile,
+                        )
+                    )
+                elif missing:
+                    jobs.append(Job(job, path, request.problem, missing))
         self._limits = limits
         self._pending = jobs
         self.run: IsolatedRun | None = None
@@ -141,6 +161,40 @@ class TrustedOutputs:
             if not self.store.has(key):
                 self.store.save(key, output)
             self._on_disk.add((digest, case.seed))
+
+    def _profile_key(self, request: TrustedRequest) -> tuple[str, int]:
+        assert request.profile is not None
+        return self.digests[(request.problem.id, REFERENCE)], request.profile.seed
+
+    def _profile_known(self, request: TrustedRequest) -> bool:
+        if request.profile is None or self._profile_key(request) in _profiles:
+            return True
+        digest = self._profile_key(request)[0]
+        stored = (
+            self.profiles.load_document(output_cache.profile_key(digest, request.profile))
+            if self.profiles
+            else None
+        )
+        if stored is not None:
+            _profiles[self._profile_key(request)] = stored
+        return stored is not None
+
+    def reference_profile(self, problem_id: str) -> dict | None:
+        """The reference's precision profile on the request's profile case, waiting for it; None when none
+        was asked for, {"error": reason} when it could not be made."""
+        request = self.requests[problem_id]
+        if request.profile is None:
+            return None
+        key = self._profile_key(request)
+        if key not in _profiles:
+            outcome = self.start().run.wait_for(self._profile_jobs[problem_id])
+            found = outcome.profile or {"error": outcome.stopped or "the reference was not profiled"}
+            if "error" in found:
+                return found
+            _profiles[key] = found
+            if self.profiles:
+                self.profiles.save_document(output_cache.profile_key(key[0], request.profile), found)
+        return _profiles[key]
 
     def cancel(self) -> None:
         """Stops the computation: nothing more will be compared with these outputs."""

@@ -122,7 +122,7 @@ def test_cpu_time_limit_stops_a_busy_child_before_its_wall_clock_limit(toy_cours
 
 def test_memory_watch_stops_a_child_where_no_address_space_limit_is_set(toy_course, monkeypatch):
     # On GPU installs the address-space limit is off and only the resident-memory watch holds.
-    monkeypatch.setattr("grader.isolation.address_space_limit", lambda limits: None)
+    monkeypatch.setattr("grader.jobs.address_space_limit", lambda limits: None)
     grader = Grader(toy_course, limits=Limits(timeout=60, memory_bytes=1 << 30))
     result = grader.grade_file(toy_course.problem("toy"), FOLDER / "takes_8_gib.py")
     assert result.status is Status.ERROR

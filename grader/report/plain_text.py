@@ -6,6 +6,7 @@ import textwrap
 
 import numpy as np
 
+from grader.report.profile_table import profile_lines
 from grader.results import CaseResult, GradeReport, ProblemResult, Status, bytes_cut, entry_name
 
 _COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31", Status.NOT_RUN: "33"}
@@ -141,6 +142,8 @@ def render_problem(result: ProblemResult, mode: str, color: bool = False) -> str
     for other in result.also_matches:
         lines.append(f"  The same numbers come from the named pitfall '{other.name}': {other.title}.")
         lines += _wrap(other.explanation, "    ")
+    if result.profile is not None:
+        lines += ["", *profile_lines(result)]
     lines += captured_lines("stdout", result.stdout) + captured_lines("stderr", result.stderr)
     lines.append(
         f"  {_badge(result.status, color)} {result.problem}: {result.message} ({result.seconds:.1f} s)"
