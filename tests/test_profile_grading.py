@@ -1,0 +1,166 @@
+"""Precision profiles in grading (grader/profile.py through the child, the trusted child and the reports):
+a failed answer is traced on a practice case and compared with the reference, a passing one is not traced
+at all; the profile never changes a verdict; hidden mode traces only practice cases; a trace that fails or
+hangs costs the profile, nothing else. The profile's own rules, per problem, are in tests/test_profile.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader import isolation, trusted
+from grader.cases import PROFILE_CASE, make_cases
+from grader.errors import UsageError
+from grader.grading import Grader
+from grader.limits import Limits
+from grader.output_cache import practice_store, profile_key
+from grader.protocol import decode_profile
+from grader.report.plain_text import render_problem
+from grader.report.profile_table import side_by_side
+from grader.results import GradeReport, Status
+from grader.trusted import _digest
+
+# Each call prints a line, so that the report's stdout counts the calls: the cases', and the trace's.
+COUNTED = "import jax.numpy as jnp\n\n\ndef scaled_sum(x, scale):\n    print('called')\n"
+RIGHT = COUNTED + "    return jnp.stack([jnp.sum(x) * scale, jnp.max(x)]).astype(jnp.float32)\n"
+# Wrong twice over: the scale is forgotten, and the sum runs in float16 (line 6 of the file).
+WRONG = COUNTED + (
+    "    total = jnp.sum(x.astype(jnp.float16))\n"
+    "    return jnp.stack([total.astype(jnp.float32), jnp.max(x)])\n"
+)
+
+
+def _calls(result) -> int:
+    return result.stdout.count("called")
+
+
+@pytest.fixture
+def graded(toy_course, write_submission, settings):
+    """Grades a file of source text on the toy problem: practice mode unless a secret is given."""
+
+    def grade(source: str, secret: str | None = None, **options):
+        limits = options.pop("limits", Limits(settings=settings))
+        grader = Grader(toy_course, secret=secret, limits=limits, **options)
+        return grader.grade_file(toy_course.problem("toy"), write_submission(source))
+
+    return grade
+
+
+def test_a_failed_answer_is_traced_and_compared_a_passing_one_is_not_traced(graded, toy_course):
+    cases = len(make_cases(toy_course.problem("toy")))
+    right, wrong = graded(RIGHT), graded(WRONG)
+    assert right.status is Status.PASS and right.profile is None
+    assert _calls(right) == cases, "a passing answer was traced: the child did not ask, or was told yes"
+    assert wrong.status is Status.FAIL and _calls(wrong) > cases
+    profile = wrong.profile
+    assert profile is not None and profile.case == PROFILE_CASE and not profile.error
+    assert any("sum at submission.py:6" in line and "float16" in line for line in profile.differences), profile
+    sums = [e for e in profile.learner["entries"] if e["role"] == "reduction" and e["line"] == 6]
+    assert sums and sums[0]["operands"] == ["float16"], profile.learner
+    text = render_problem(wrong, "practice")
+    assert "Where your dtypes differ from the reference's (practice case 1):" in text
+    assert "submission.py:6" in text
+    document = GradeReport(mode="practice", problems=(wrong,)).to_dict()
+    assert document["problems"][0]["profile"]["differences"] == list(profile.differences)
+    json.dumps(document, allow_nan=False)
+
+
+def test_the_profile_never_changes_a_verdict(graded):
+    def verdict(result) -> dict:
+        document = result.to_dict()
+        cases = [{k: v for k, v in case.items() if k != "seconds"} for case in document["cases"]]
+        return {"cases": cases, **{key: document[key] for key in ("status", "message", "pitfall")}}
+
+    off, on = graded(WRONG, profile="off"), graded(WRONG)
+    assert off.profile is None and on.profile is not None
+    assert verdict(off) == verdict(on)
+
+
+def test_asked_for_every_answer_is_traced_even_a_passing_one(graded):
+    right = graded(RIGHT, profile="always")
+    assert right.status is Status.PASS and right.profile is not None and not right.profile.error
+    table = side_by_side(right)
+    assert "reduction" in table and "float32 -> float32" in table and "line of submission.py" in table
+    with pytest.raises(UsageError, match="practice mode only"):
+        graded(RIGHT, secret="a-secret", profile="always")
+
+
+def test_hidden_mode_traces_a_practice_case_and_only_for_a_failed_answer(graded, toy_course, monkeypatch):
+    started = []
+    original = isolation.IsolatedRun.start
+
+    def record(run):
+        started.append(run)
+        return original(run)
+
+    monkeypatch.setattr(isolation.IsolatedRun, "start", record)
+    right, wrong = graded(RIGHT, secret="a-secret"), graded(WRONG, secret="a-secret")
+    assert right.status is Status.PASS and right.profile is None
+    assert wrong.status is Status.FAIL and wrong.profile is not None
+    assert any("at submission.py:6" in line for line in wrong.profile.differences)
+    practice = {case.seed for case in make_cases(toy_course.problem("toy"))}
+    profiled = [job for run in started for job in run.jobs if job.profile is not None]
+    assert profiled, "nothing was traced"
+    for job in profiled:
+        assert job.profile.seed in practice, f"{job.label} traced a case that is not a practice case"
+        assert all(case.seed in practice for case in job.cases), f"{job.label} runs hidden cases too"
+
+
+def test_a_trace_that_hangs_costs_the_profile_only(graded, toy_course, settings, write_submission):
+    """The child is stopped when the trace runs past the time limit; the verdict stands, and the problem
+    graded after it in the same child is graded."""
+    cases = len(make_cases(toy_course.problem("toy")))
+    hangs = WRONG.replace(
+        "    print('called')\n",
+        f"    print('called')\n    _calls.append(1)\n    if len(_calls) > {cases}:\n"
+        "        import time\n\n        time.sleep(60)\n",
+    ).replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\n\n_calls = []\n")
+    grader = Grader(toy_course, limits=Limits(timeout=3, settings=settings))
+    second = toy_course.solutions_dir / "toy_max.py"
+    results = grader.grade_files(
+        [(toy_course.problem("toy"), write_submission(hangs)), (toy_course.problem("toy_max"), second)]
+    )
+    assert results[0].status is Status.FAIL and "outside the tolerance" in results[0].message
+    assert results[0].profile is not None
+    assert results[0].profile.error.startswith("no profile: the trace stopped the process: timed out")
+    assert results[1].status is Status.PASS
+
+
+def test_the_reference_profile_is_kept_and_read_back(graded, toy_course, settings, monkeypatch):
+    graded(WRONG)
+    problem = toy_course.problem("toy")
+    digest = _digest(toy_course.reference_path(problem), problem)
+    kept = practice_store(settings).load_document(profile_key(digest, make_cases(problem)[PROFILE_CASE]))
+    assert kept is not None and "summary" in kept
+    monkeypatch.setattr(trusted, "_memo", {})  # as a fresh process finds it: only the store remembers
+    monkeypatch.setattr(trusted, "_profiles", {})
+    started, original = [], isolation.IsolatedRun.start
+    monkeypatch.setattr(
+        isolation.IsolatedRun, "start", lambda run: started.append(run.trusted) or original(run)
+    )
+    again = graded(WRONG)
+    assert again.profile is not None and again.profile.differences
+    assert started == [False], "the reference ran again although its outputs and profile were kept"
+
+
+def test_a_forged_profile_event_is_checked_entry_by_entry():
+    good = {"role": "matmul", "primitive": "dot_general", "operands": ["float32"], "result": "float32"}
+    forged = {
+        "entries": [
+            good | {"line": 3, "file": "stub.py"},
+            good | {"line": 3, "file": "stub.py"},  # the same again: counted, not repeated
+            {"role": "not a role", "operands": ["x"], "result": "x"},
+            {"role": "cast", "operands": [], "result": "float16"},
+            good | {"line": "3", "operands": [1, 2]},
+            "garbage",
+        ],
+        "summary": {"matmul": {"forged": 99}},  # recomputed from the entries, never taken
+        "seconds": "soon",
+    }
+    decoded = decode_profile(forged)
+    assert decoded["entries"] == [good | {"line": 3, "file": "stub.py", "count": 2}]
+    assert decoded["summary"] == {"matmul": {"float32 -> float32": 2}}
+    assert decoded["seconds"] == 0.0
+    assert decode_profile("garbage") == {"error": "the profile could not be read"}
+    assert decode_profile({"error": "x" * 1000})["error"] == "x" * 300
