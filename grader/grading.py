@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,17 +10,16 @@ from pathlib import Path
 import numpy as np
 
 from grader.cases import PROFILE_CASE, Case, make_cases
-from grader.child import call_case, load_harness
 from grader.errors import CourseError, UsageError
 from grader.expected import References, expected_outputs, wait_all
+from grader.in_process import call_in_process, trace_in_process
 from grader.isolation import IsolatedRun
 from grader.jobs import Job
 from grader.limits import Limits
 from grader.naming import name_mistake, naming_label, rejections
-from grader.outcomes import CaseOutcome, RunOutcome
+from grader.outcomes import RunOutcome
 from grader.problems import Course, Problem
 from grader.profile_compare import precision_profile
-from grader.protocol import decode_raised, decode_returned
 from grader.results import CaseResult, MatchedPitfall, PrecisionProfile, ProblemResult, Sandbox, Status
 from grader.sandbox import check_sandbox
 from grader.verdicts import case_result, summarise
@@ -145,18 +142,27 @@ class Grader:
             raise UsageError("a function object is graded in this process, on the practice cases only")
         start = time.monotonic()
         cases = make_cases(problem)
-        references = self.expected.start([problem], {problem.id: cases})
-        outcome = _call_in_process(problem, fn, cases)
+        traced = {problem.id: cases[PROFILE_CASE]} if self.profile != "off" else {}
+        references = self.expected.start([problem], {problem.id: cases}, traced)
+        outcome = call_in_process(problem, fn, cases)
         outcome.sandbox = Sandbox(
             reason="called in this process by grade_function, on the practice cases only"
         )
-        try:
-            expected = self._expected(outcome, references, problem)
-        finally:
-            references.cancel()
+
+        def traced_run() -> RunOutcome:  # traced here too, when the answer failed
+            outcome.profile = outcome.profile or trace_in_process(problem, fn, cases[PROFILE_CASE])
+            return outcome
+
         name = getattr(fn, "__qualname__", repr(fn))
         namer = self._namer(problem, cases, outcome, None)
-        return self._result(problem, cases, outcome, expected, f"<function {name}>", namer, start)
+        try:
+            expected = self._expected(outcome, references, problem)
+            profiled = self._profiler(problem, references, traced_run)
+            return self._result(
+                problem, cases, outcome, expected, f"<function {name}>", namer, start, profiled
+            )
+        finally:
+            references.cancel()
 
     def _namer(
         self,
@@ -264,25 +270,3 @@ class Grader:
             sandbox=outcome.sandbox,
             profile=profile,
         )
-
-
-def _call_in_process(problem: Problem, fn: Callable, cases: list[Case]) -> RunOutcome:
-    """Calls a function object on `cases` in this process (through the problem's harness, if any)."""
-    outcome = RunOutcome(label="learner")
-    source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
-    harness = load_harness(str(problem.harness_path or ""))
-    scratch = Path(tempfile.mkdtemp(prefix="grade-")) if harness else None
-    try:
-        for case in cases:
-            folder = scratch / f"case-{case.index}" if scratch else None
-            ran = call_case(fn, case.inputs, source, harness, folder)
-            outcome.cases[case.index] = CaseOutcome(
-                index=case.index,
-                seconds=ran["seconds"],
-                returned=decode_returned(ran["returned"]) if "returned" in ran else None,
-                raised=decode_raised(ran["raised"]) if "raised" in ran else None,
-            )
-    finally:
-        if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
-    return outcome

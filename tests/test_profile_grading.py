@@ -16,6 +16,7 @@ from grader.grading import Grader
 from grader.limits import Limits
 from grader.output_cache import practice_store, profile_key
 from grader.protocol import decode_profile
+from grader.report.html import render_problem_html
 from grader.report.plain_text import render_problem
 from grader.report.profile_table import side_by_side
 from grader.results import GradeReport, Status
@@ -55,7 +56,9 @@ def test_a_failed_answer_is_traced_and_compared_a_passing_one_is_not_traced(grad
     assert wrong.status is Status.FAIL and _calls(wrong) > cases
     profile = wrong.profile
     assert profile is not None and profile.case == PROFILE_CASE and not profile.error
-    assert any("sum at submission.py:6" in line and "float16" in line for line in profile.differences), profile
+    assert any("sum at submission.py:6" in line and "float16" in line for line in profile.differences), (
+        profile
+    )
     sums = [e for e in profile.learner["entries"] if e["role"] == "reduction" and e["line"] == 6]
     assert sums and sums[0]["operands"] == ["float16"], profile.learner
     text = render_problem(wrong, "practice")
@@ -164,3 +167,18 @@ def test_a_forged_profile_event_is_checked_entry_by_entry():
     assert decoded["seconds"] == 0.0
     assert decode_profile("garbage") == {"error": "the profile could not be read"}
     assert decode_profile({"error": "x" * 1000})["error"] == "x" * 300
+
+
+def test_a_function_graded_in_this_process_is_traced_here_and_shown_in_the_notebook_report(
+    toy_course, write_submission, settings
+):
+    path = write_submission(WRONG, name="notebook_cell.py")
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    result = Grader(toy_course, limits=Limits(settings=settings)).grade_function(
+        toy_course.problem("toy"), namespace["scaled_sum"]
+    )
+    assert result.status is Status.FAIL
+    assert any("sum at notebook_cell.py:6" in line for line in result.profile.differences)
+    html = render_problem_html(result, "practice")
+    assert "Where your dtypes differ from the reference&#x27;s" in html and "notebook_cell.py:6" in html

@@ -11,6 +11,7 @@ import textwrap
 from html import escape
 
 from grader.report.plain_text import STATUS_WORDS, captured_lines, case_details
+from grader.report.profile_table import profile_lines
 from grader.results import MatchedPitfall, ProblemResult, Status
 
 _COLORS = {Status.PASS: "#1a7f37", Status.FAIL: "#cf222e", Status.ERROR: "#cf222e", Status.NOT_RUN: "#9a6700"}
@@ -55,8 +56,9 @@ def render_problem_html(
     result: ProblemResult, mode: str, footer: str = "", plot_png: bytes | None = None
 ) -> str:
     """Returns one problem's report as an HTML fragment: the same content as the text report (the cases,
-    the named pitfall, the learner's prints, the summary and sandbox lines), then `footer` (the hint line)
-    and `plot_png`, a PNG image of the failing case's series, when there is one."""
+    the named pitfall, where the dtypes differ from the reference's, the learner's prints, the summary and
+    sandbox lines), then `footer` (the hint line) and `plot_png`, a PNG image of the failing case's series,
+    when there is one."""
     parts = [
         f"<p><strong>{escape(result.problem)}</strong>: {escape(result.title)} "
         f'<span style="{_MUTED}">[{escape(mode)} cases, {escape(result.submission)}]</span></p>'
@@ -72,6 +74,10 @@ def render_problem_html(
     parts += [
         _pitfall("The same numbers come from the named pitfall", other) for other in result.also_matches
     ]
+    profile = profile_lines(result)
+    if profile:
+        style = "border-left: 4px solid #0969da; padding: 0.1em 0.8em; margin: 0.6em 0"
+        parts.append(f'<div style="{style}">{_pre(profile)}</div>')
     if plot_png:
         encoded = base64.b64encode(plot_png).decode("ascii")
         alt = "your output against the reference's on the failing case"

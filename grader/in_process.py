@@ -1,0 +1,52 @@
+"""A function object called in this process, for notebooks (`Grader.grade_function`): its calls on the
+practice cases, and its precision profile. Learner code here can read what this process holds, which is
+why only practice cases come here."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from grader.cases import Case
+from grader.child import call_case, load_harness
+from grader.outcomes import CaseOutcome, RunOutcome
+from grader.problems import Problem
+from grader.profile import profile
+from grader.protocol import decode_profile, decode_raised, decode_returned
+
+
+def call_in_process(problem: Problem, fn: Callable, cases: list[Case]) -> RunOutcome:
+    """Calls a function object on `cases` in this process (through the problem's harness, if any)."""
+    outcome = RunOutcome(label="learner")
+    source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
+    harness = load_harness(str(problem.harness_path or ""))
+    scratch = Path(tempfile.mkdtemp(prefix="grade-")) if harness else None
+    try:
+        for case in cases:
+            folder = scratch / f"case-{case.index}" if scratch else None
+            ran = call_case(fn, case.inputs, source, harness, folder)
+            outcome.cases[case.index] = CaseOutcome(
+                index=case.index,
+                seconds=ran["seconds"],
+                returned=decode_returned(ran["returned"]) if "returned" in ran else None,
+                raised=decode_raised(ran["raised"]) if "raised" in ran else None,
+            )
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return outcome
+
+
+def trace_in_process(problem: Problem, fn: Callable, case: Case) -> dict:
+    """The precision profile of a function object on `case`, traced in this process (grade_function's)."""
+    source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
+    harness = load_harness(str(problem.harness_path or ""))
+    folder = Path(tempfile.mkdtemp(prefix="grade-profile-"))
+    try:
+        return decode_profile(profile(fn, case.inputs, source, harness, folder))
+    except Exception as exc:  # advice only: never the grade's end
+        return {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
