@@ -1,6 +1,6 @@
 """Measures what grading costs next to the floor no grader can beat, in one run, and prints a table.
 
-    python benchmarks/grading_speed.py [--learners 20] [--jobs 2] [--repeat 3]
+    python benchmarks/grading_speed.py [--learners 20] [--jobs 2] [--repeat 3] [--only-profile]
 
 The floor is a fresh interpreter that imports jax, flax and optax and runs one tiny op. Every other row is
 the real `grade` command in a fresh process, on correct submissions (each problem's first correct variant
@@ -17,6 +17,8 @@ from solutions/variants), with its own compilation and output caches in a tempor
   pitfall files in turn (a wrong answer must cost at most 1.3 times a right one);
 - the sandbox's cost: one problem, caches warm, with Landlock (the default) and with GRADE_LANDLOCK=off,
   interleaved (at most 5% more);
+- the precision profile's cost: each problem's first pitfall file graded warm in practice mode, traced (the
+  default for a failed answer) and with --no-profile, interleaved (at most 10% more, over every problem);
 - a fresh Gradescope container: every problem in hidden mode with the course's caches as setup.sh leaves
   them (`grade prepare` with the secret: practice outputs, and the reference's hidden-case outputs) and the
   submissions' compilation cache empty, against the submissions alone on the same hidden cases (at most
@@ -76,6 +78,7 @@ GOALS = {"all_cold": 10.0, "one_warm": 2.0, "batch_per_item": 1.0}
 WRONG_OVER_RIGHT = 1.3  # a wrong submission graded in hidden mode, against a right one
 CONTAINER_OVER_ALONE = 1.2  # a fresh Gradescope container's grade, against the submissions alone
 SANDBOX_COST = 1.05  # one problem graded warm with Landlock (the default), against GRADE_LANDLOCK=off
+PROFILE_COST = 1.10  # a wrong answer graded warm with its precision profile, against --no-profile
 RSS_GOAL_MB = 700
 
 
@@ -149,11 +152,42 @@ def learner_checkout(course: Course, folder: Path, wrong: int | None = None) -> 
     return folder
 
 
+def profile_cost(
+    course: Course, grade: str, env: dict[str, str], repeat: int
+) -> list[tuple[str, float, float]]:
+    """Each problem's first pitfall file graded warm, with its precision profile and with --no-profile,
+    interleaved: (problem, median seconds traced, median seconds not traced)."""
+    costs = []
+    for problem in course.problems():
+        wrong = next(p for label, p in course.pitfall_paths(problem).items() if problem.families_of(label))
+        argv = [grade, problem.id, "--submission", str(wrong)]
+        measure(argv, env, ROOT)  # warm: compiled kernels, the pitfalls' outputs, the reference's profile
+        pairs = [
+            (measure(argv, env, ROOT), measure([*argv, "--no-profile"], env, ROOT)) for _ in range(repeat)
+        ]
+        on, off = (sorted(m.seconds for m in side)[len(pairs) // 2] for side in zip(*pairs, strict=True))
+        costs.append((problem.id, on, off))
+    return costs
+
+
+def print_profile_cost(costs: list[tuple[str, float, float]]) -> None:
+    for problem_id, on, off in costs:
+        print(f"  {problem_id:<24} traced {on:6.2f} s   --no-profile {off:6.2f} s   ratio {on / off:5.2f}")
+    total = sum(on for _, on, _ in costs) / sum(off for _, _, off in costs)
+    mark = "ok" if total <= PROFILE_COST else "MISS"
+    print(
+        f"{'profile cost: a wrong answer traced / --no-profile':<52} {total:>8.2f} {PROFILE_COST:>8} {mark}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3, help="runs of the floor and the warm rows (median)")
+    parser.add_argument(
+        "--only-profile", action="store_true", help="measure the precision profile's cost only"
+    )
     args = parser.parse_args()
     course = Course(ROOT)
     problems = course.problems()
@@ -165,6 +199,9 @@ def main() -> int:
         env = base | {"GRADE_CACHE_DIR": str(scratch / "cache")}
         rows: list[tuple[str, Measured, float | None]] = []
         ratios: list[tuple[str, float, float | None]] = []
+        if args.only_profile:
+            print_profile_cost(profile_cost(course, grade, env, max(args.repeat, 5)))
+            return 0
 
         def median(argv: list[str], environ: dict[str, str]) -> Measured:
             runs = [measure(argv, environ, ROOT) for _ in range(args.repeat)]
@@ -248,6 +285,7 @@ def main() -> int:
         rows.append(("one problem, hidden, right answer, warm (mean)", Measured(right_each, 0, 0, 0), None))
         rows.append(("one problem, hidden, wrong answer, warm (mean)", Measured(wrong_each, 0, 0, 0), None))
         ratios.append(("wrong / right, hidden, warm", wrong_each / right_each, WRONG_OVER_RIGHT))
+        profiled = profile_cost(course, grade, env, max(args.repeat, 5))
 
         # A fresh container: the course's caches as the image's set-up left them, the submissions' empty.
         container = scratch / "container-cache"
@@ -287,6 +325,7 @@ def main() -> int:
         mark = ("ok" if value <= goal else "MISS") if goal else ""
         aim = f"<={goal:g}" if goal else ""
         print(f"{name:<52} {value:>8.2f} {aim:>8} {mark}")
+    print_profile_cost(profiled)
     worst = max(m.largest_mb for name, m, _ in rows if name.startswith("grade"))
     verdict = "ok" if worst <= RSS_GOAL_MB else "MISS"
     print(f"\nlargest process of any grade command: {worst:.0f} MB (goal <= {RSS_GOAL_MB} MB: {verdict})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -117,3 +118,9 @@ def test_the_real_course_exports_and_its_copy_grades_with_its_own_grader(tmp_pat
     assert passed.returncode == 0, passed.stdout + passed.stderr
     failed = grade(problem, "--submission", str(pitfall))
     assert failed.returncode == 1 and "named pitfall 'final_loss_in_fp32'" in failed.stdout
+    # The reference's precision profile travels as a summary, without a line of the solution, and the
+    # copy compares a failed answer's dtypes with it.
+    stored = json.loads((dest / "problems" / problem / "expected.json").read_text())["reference_profile"]
+    assert stored["summary"]["matmul"] and '"line"' not in json.dumps(stored)
+    assert "Where your dtypes differ from the reference's" in failed.stdout
+    assert f"at {pitfall.name}:" in failed.stdout
