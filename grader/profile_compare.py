@@ -16,13 +16,14 @@ _NOUNS = {  # a role as the sentences name it, one and many
     "matmul": ("a matmul", "matmuls"),
     "convolution": ("a convolution", "convolutions"),
     "reduction": ("a reduction", "reductions"),
+    "accumulation": ("a 16-bit running sum", "16-bit running sums"),
     "exp/log": ("an exp or log", "exp and log"),
     "scaling": ("a multiplication or division by a scalar", "scalings"),
     "cast": ("a cast", "casts"),
     "mixed": ("a mixed-dtype operation", "mixed-dtype operations"),
 }
 _WORDS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "product"}
-_WORDS |= {"mul": "multiplication by a scalar", "div": "division by a scalar"}
+_WORDS |= {"mul": "multiplication by a scalar", "div": "division by a scalar", "add": "running sum"}
 # Reductions of the backward pass are jax's transposes of the forward's broadcasts: they follow from what
 # the forward pass did (reported there), and a correct variant may well have float32 ones the reference lacks.
 _NOT_COMPARED = {"backward reduction"}
