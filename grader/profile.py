@@ -136,25 +136,25 @@ def _record(fn: Any, inputs: dict[str, Any] | list[Any], harness: Any, folder: P
     call = recording.wrap(fn)
     if harness is None:
         call(*_copies(list(inputs.values()) if isinstance(inputs, dict) else list(inputs)))
-        return recording
-    with tempfile.TemporaryDirectory() as scratch:
-        try:
-            harness.run_case(call, dict(inputs), Path(scratch) if folder is None else folder)
-        except Exception:
-            if recording.failure is not None or not recording.eqns:
-                raise
+    else:
+        with tempfile.TemporaryDirectory() as scratch:
+            try:
+                harness.run_case(call, dict(inputs), Path(scratch) if folder is None else folder)
+            except Exception:
+                if recording.failure is not None or not recording.eqns:
+                    raise
     return recording
 
 
-def _equations(fn: Any, inputs: dict[str, Any] | list[Any], harness: Any, folder: Path | None) -> Any:
-    """What the walk reads: the recording of a concrete run where there is a harness or tracing fails, the
-    traced jaxpr otherwise (cheaper, and without the dead code a concrete run cannot tell)."""
+def _equations(fn: Any, inputs: dict[str, Any] | list[Any], submission: Path, harness: Any, folder: Any) -> Any:
+    """What the walk reads: the live equations of a concrete run where there is a harness or tracing fails,
+    of the traced jaxpr otherwise (cheaper, and its dead code is exactly known)."""
     if harness is None:
         try:
             return _trace(fn, list(inputs.values()) if isinstance(inputs, dict) else list(inputs))
         except Exception:
             pass  # code that tracing cannot follow: run it
-    return _record(fn, inputs, harness, folder)
+    return _record(fn, inputs, harness, folder).live(str(submission))
 
 
 def profile(
@@ -177,7 +177,7 @@ def profile(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # numpy's overflow in casting a constant, say: not the learner's
-            equations = _equations(fn, inputs, harness, folder)
+            equations = _equations(fn, inputs, Path(submission_path), harness, folder)
         walk = _sibling("profile_walk").Walk(Path(submission_path))
         walk.jaxpr(equations)
     except Exception as exc:  # learner code that cannot run, or a jax the recorder does not know

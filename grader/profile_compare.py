@@ -70,11 +70,33 @@ def _learner_only(entry: dict[str, Any], reference: dict[str, dict[str, int]]) -
     return f"your {what} {where} ran in {entry['result']} ({sig}); {elsewhere}"
 
 
-def _reference_only(role: str, sig: str) -> str:
+def _places(entries: list[dict[str, Any]], role: str) -> str:
+    """Where the learner's operations of a role run, by signature: "X at stub.py:38, 43; Y in a library
+    call" (up to two signatures and three lines each)."""
+    lines: dict[str, list[int | None]] = {}
+    for entry in entries:
+        if entry["role"] == role:
+            lines.setdefault(signature(entry), [])
+            if entry.get("line") not in lines[signature(entry)]:
+                lines[signature(entry)].append(entry.get("line"))
+    name = next((entry["file"] for entry in entries), "")
+    places = []
+    for sig, numbers in list(lines.items())[:2]:
+        known = [str(n) for n in numbers if n is not None][:3]
+        places.append(f"{sig} at {name}:{', '.join(known)}" if known else f"{sig} in a library call")
+    return "; ".join(places)
+
+
+def _reference_only(role: str, sig: str, entries: list[dict[str, Any]]) -> str:
+    """The reference's signature the learner lacks, and where the learner's operations of that role run
+    (the place to look when, say, a gradient's matmul runs in the forward's dtypes)."""
     if role == "cast" and sig.count(" -> ") == 1:
         source, target = sig.split(" -> ")
-        return f"the reference converts {source} to {target}; your code never does"
-    return f"the reference has {_NOUNS[role][0]} in {sig}; yours has none"
+        line = f"the reference converts {source} to {target}; your code never does"
+    else:
+        line = f"the reference has {_NOUNS[role][0]} in {sig}; yours has none"
+    places = _places(entries, role)
+    return f"{line} (yours: {places})" if places else line
 
 
 def compare_profiles(learner: dict[str, Any], reference: dict[str, Any], limit: int = 4) -> list[str]:
@@ -96,7 +118,7 @@ def compare_profiles(learner: dict[str, Any], reference: dict[str, Any], limit: 
         if sig not in theirs.get(role, {})
     ]
     lines += [
-        _reference_only(role, sig)
+        _reference_only(role, sig, learner["entries"])
         for role, signatures in theirs.items()
         for sig in signatures
         if sig not in ours.get(role, {})

@@ -14,12 +14,16 @@ primal, batched and transposed primitives, the transposed ones under jax's `tran
 
 from __future__ import annotations
 
+import os
+import types
 from collections.abc import Callable
 from typing import Any
 
+import jax
 from jax._src import core, source_info_util
 
 _HERE = __file__  # this file's frames are the recorder's, not the code's
+_JAX_FOLDER = "/jax/"
 
 
 class _Var:
@@ -64,13 +68,22 @@ class _Eqn:
         self.source_info = _SourceInfo(info)
 
 
+def _first_outside_jax(eqn: _Eqn) -> str:
+    """The real path of the innermost file of the equation's stack that is not jax's ("" for none)."""
+    traceback = eqn.source_info.traceback
+    frames = traceback.frames if traceback is not None else []
+    first = next((f.file_name for f in frames if _JAX_FOLDER not in f.file_name), "")
+    return os.path.realpath(first) if first else ""
+
+
 class Recording(core.Trace):
-    """The trace that records; `eqns` (with `invars` and `outvars`) is read as a jaxpr's."""
+    """The trace that records the primitives, in the order they ran."""
 
     def __init__(self) -> None:
         super().__init__()
         self.eqns: list[_Eqn] = []
         self.failure: Exception | None = None  # what the recorded function raised, if it did
+        self.returned: list[Any] = []  # the arrays the recorded calls returned
         self._vars: dict[int, tuple[Any, _Var]] = {}  # id(value) -> the value, held so that its id stays its
 
     def _var(self, value: Any) -> _Var:
@@ -111,9 +124,26 @@ class Recording(core.Trace):
         def recorded(*args: Any, **kwargs: Any) -> Any:
             try:
                 with core.set_current_trace(self):
-                    return fn(*args, **kwargs)
+                    out = fn(*args, **kwargs)
             except Exception as exc:
                 self.failure = exc
                 raise
+            self.returned += jax.tree.leaves(out)
+            return out
 
         return recorded
+
+    def live(self, submission: str) -> Any:
+        """The recorded equations, as a jaxpr's `eqns`, without the work a library threw away: an operation
+        that ran inside a library (its first frame outside jax is not the submission's) and whose results
+        no later operation used and no call returned, as the forward pass flax's `init` runs to learn the
+        shapes (what `jax.make_jaxpr`'s dead-code pass leaves out). An operation of the submission's own
+        lines stays, its result possibly read by Python (an `if`, `float()`, NumPy)."""
+        submission = os.path.realpath(submission)
+        used = {id(self._vars[id(v)][1]) for v in self.returned if id(v) in self._vars}
+        kept = []
+        for eqn in reversed(self.eqns):
+            if any(id(v) in used for v in eqn.outvars) or _first_outside_jax(eqn) == submission:
+                kept.append(eqn)
+                used.update(id(v) for v in eqn.invars)
+        return types.SimpleNamespace(eqns=kept[::-1])

@@ -32,6 +32,8 @@ _SAME_NUMBERS = {  # operations that move or copy numbers (or their signs), neve
 _JAX_FOLDER = "/jax/"
 _INTERNAL_FILES = ("/jax/_src/numpy/reductions.py", "/jax/_src/nn/functions.py")
 _EXPLICIT_CAST = ("/jax/_src/lax/lax.py", "_convert_element_type")  # a direct call: astype, asarray
+_PROMOTION = ("/jax/_src/numpy/util.py", "promote_dtypes")
+_CUSTOM_RULE = ("/jax/_src/custom_derivatives.py", "")
 _CARRY = "carry"  # `sum_at` of a loop's carried value: an addition to it is a running sum
 _FACTS = ("seen_as", "float8", "one_number", "cast_from", "sum_at")
 
@@ -69,15 +71,22 @@ def _in_jnp_internals(frames: list[Any]) -> bool:
     return any(f.file_name.endswith(_INTERNAL_FILES) for f in _jax_frames(frames))
 
 
+def _called(frames: list[Any], place: tuple[str, str]) -> bool:
+    """Whether one of the frames runs a function (by its name's start) of the file (by its path's end)."""
+    return any(f.file_name.endswith(place[0]) and f.function_name.startswith(place[1]) for f in frames)
+
+
 def _cast_kind(eqn: Any, frames: list[Any]) -> str:
-    """The kind of a conversion: `cast` (asked for), `internal` (a jnp reduction's own) or `mixed`."""
+    """The kind of a conversion: `cast` (asked for, or written in a custom_vjp's backward rule), `internal`
+    (a jnp reduction's own) or `mixed` (jnp's promotion of mixed operands, which calls lax's conversion as
+    astype does, where jax traced it apart: a jnp function's jit, in a concrete run)."""
     jax_frames = _jax_frames(frames)
-    if any(
-        f.file_name.endswith(_EXPLICIT_CAST[0]) and f.function_name == _EXPLICIT_CAST[1] for f in jax_frames
-    ):
-        return "cast"
     if _in_jnp_internals(frames):
         return "internal"
+    if _called(jax_frames, _EXPLICIT_CAST) and not _called(jax_frames, _PROMOTION):
+        return "cast"
+    if _called(jax_frames, _CUSTOM_RULE):
+        return "cast"  # in the code's own derivative rule, which jax records with the frames of the call
     if not jax_frames or not _is_float(_dtype(eqn.invars[0])):
         return "cast"  # an integer promoted to float16 is as much a cast as one asked for
     return "mixed"
