@@ -128,33 +128,50 @@ def _trace(fn: Any, values: list[Any]) -> Any:
     return _live(jax.make_jaxpr(call)(*(values[i] for i in arrays)).jaxpr)
 
 
-def _record(fn: Any, inputs: dict[str, Any] | list[Any], harness: Any, folder: Path | None) -> Any:
-    """The recording of a concrete run: of `fn` on the inputs, or of the harness's calls of `fn` on the
-    case in `folder` (a temporary folder if None). A harness that rejects what the calls wrote or returned
-    still leaves the recording of the calls; what the code itself raises is raised."""
+def _record(fn: Any, inputs: dict[str, Any] | list[Any], harness: Any, folder: Any, as_jax: bool) -> Any:
+    """The recording of a concrete run: of `fn` on copies of the inputs, or of the harness's calls of `fn`
+    on the case in `folder` (a temporary folder if None). With `as_jax`, numpy arrays reach `fn` as jax
+    arrays, as tracing gives them: `x.astype(jnp.float16)` on an input is then jax's cast, which the
+    profile sees, not NumPy's. A harness that rejects what the calls wrote or returned still leaves the
+    recording of the calls; what the code itself raises is raised."""
+    import jax.numpy as jnp
+    import numpy as np
+
     recording = _sibling("profile_trace").Recording()
-    call = recording.wrap(fn)
+    recorded = recording.wrap(fn)
+
+    def call(*args: Any) -> Any:
+        return recorded(*(jnp.asarray(a) if as_jax and isinstance(a, np.ndarray) else a for a in args))
+
     if harness is None:
         call(*_copies(list(inputs.values()) if isinstance(inputs, dict) else list(inputs)))
-    else:
-        with tempfile.TemporaryDirectory() as scratch:
-            try:
-                harness.run_case(call, dict(inputs), Path(scratch) if folder is None else folder)
-            except Exception:
-                if recording.failure is not None or not recording.eqns:
-                    raise
+        return recording
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            harness.run_case(call, dict(inputs), Path(scratch) if folder is None else folder)
+        except Exception:
+            if recording.failure is not None or not recording.eqns:
+                raise
     return recording
 
 
-def _equations(fn: Any, inputs: dict[str, Any] | list[Any], submission: Path, harness: Any, folder: Any) -> Any:
-    """What the walk reads: the live equations of a concrete run where there is a harness or tracing fails,
-    of the traced jaxpr otherwise (cheaper, and its dead code is exactly known)."""
+def _equations(
+    fn: Any, inputs: dict[str, Any] | list[Any], submission: Path, harness: Any, folder: Any
+) -> Any:
+    """What the walk reads: the traced jaxpr's live equations where tracing can follow the code (cheaper,
+    and its dead code is exactly known), else those of a concrete run with jax arrays, else, for code that
+    needs its inputs as NumPy arrays (written to in place, say), of a run as graded."""
     if harness is None:
         try:
             return _trace(fn, list(inputs.values()) if isinstance(inputs, dict) else list(inputs))
         except Exception:
             pass  # code that tracing cannot follow: run it
-    return _record(fn, inputs, harness, folder).live(str(submission))
+    try:
+        recording = _record(fn, inputs, harness, folder, as_jax=True)
+    except Exception:
+        again = Path(tempfile.mkdtemp(dir=folder)) if folder is not None else None  # fresh and empty
+        recording = _record(fn, inputs, harness, again, as_jax=False)
+    return recording.live(str(submission))
 
 
 def profile(
@@ -168,8 +185,9 @@ def profile(
 
     Array inputs (numpy or jax) are traced; the rest (ints, floats, strings) are passed as they are, so
     Python loops and `int(seed)` trace. Code that tracing cannot follow runs concretely, recorded, on
-    copies of the inputs. With `harness` (the problem's harness module), its `run_case(fn, inputs,
-    folder)` makes the calls, recorded, in `folder` (fresh and empty; the caller creates and removes it).
+    copies of the inputs (jax arrays, as tracing has them, unless the code needs NumPy's). With `harness`
+    (the problem's harness module), its `run_case(fn, inputs, folder)` makes the calls, recorded, in
+    `folder` (fresh and empty; the caller creates and removes it).
     Returns {"entries": [...], "summary": {...}, "seconds": float}, or {"error": reason, "seconds": float}
     when the function cannot be profiled.
     """

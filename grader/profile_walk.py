@@ -180,16 +180,19 @@ class Walk:
         """Walks a sub-jaxpr with the facts about the equation's operands, and gives the facts about its
         results to the equation's (a jit's, a scan's; a cond's operands follow its index)."""
         operands = eqn.invars[1:] if eqn.primitive.name == "cond" else eqn.invars
-        aligned = len(operands) == len(inner.invars)
-        facts_in = tuple(self._get(v) for v in operands) if aligned else ()
+        none = (None,) * len(_FACTS)
+        if len(operands) == len(inner.invars):
+            facts_in = tuple(self._get(v) for v in operands)
+        else:
+            facts_in = (none,) * len(inner.invars)
         key = (id(inner), backward, line, facts_in)
         if key not in self.walked:
             for var in [v for e in inner.eqns for v in e.outvars]:
-                self._set(var, (None,) * len(_FACTS))  # what an earlier walk of this jaxpr left
-            for var, facts in zip(inner.invars, facts_in or [(None,) * len(_FACTS)] * len(inner.invars)):
+                self._set(var, none)  # what an earlier walk of this jaxpr left
+            for var, facts in zip(inner.invars, facts_in, strict=True):
                 self._set(var, facts)
-            for var in _carried(eqn, inner):
-                self.facts["sum_at"][id(var)] = _CARRY
+            for var in _carried(eqn, inner):  # a value the loop changes, whatever it started as
+                self._set(var, (*none[:-1], _CARRY))
             self.jaxpr(inner, backward, line)
             self.walked[key] = [self._get(v) for v in inner.outvars]
         if len(inner.outvars) == len(eqn.outvars):
@@ -221,8 +224,6 @@ class Walk:
         result = _dtype(eqn.outvars[0])
         if eqn.primitive.name != "add" or not _is_float(result) or _width(result) > 16:
             return False
-        if any(self._one_number(v) for v in eqn.invars):
-            return False  # a bias or a constant added: not a sum of arrays
         sums = self.facts["sum_at"]
         running = any(sums.get(id(v)) in (line, _CARRY) for v in eqn.invars)
         sums[id(eqn.outvars[0])] = line
