@@ -259,6 +259,20 @@ def test_python_control_flow_on_a_computed_value_runs_recorded(tmp_path):
     }
 
 
+def test_code_that_writes_into_its_inputs_runs_on_numpy_copies(tmp_path):
+    path = _learner_file(
+        tmp_path,
+        "def f(x):\n"
+        "    x[0] = 2.0  # NumPy's: a jax array cannot be written to\n"
+        "    if float(jnp.sum(x)) > 0:\n"
+        "        return jnp.asarray(x).astype(jnp.bfloat16)\n",
+    )
+    x = np.zeros(3, np.float32)
+    found = profile(_function(path, "f"), [x], path)
+    assert found["summary"] == {"reduction": {"float32 -> float32": 1}, "cast": {"float32 -> bfloat16": 1}}
+    assert not x.any(), "the case's own array was changed"
+
+
 def test_code_that_raises_has_no_profile(tmp_path):
     path = _learner_file(tmp_path, "def f(x):\n    raise ValueError('not yet')\n")
     found = profile(_function(path, "f"), [np.ones(3, np.float32)], path)
