@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -76,6 +77,13 @@ def _first_outside_jax(eqn: _Eqn) -> str:
     return os.path.realpath(first) if first else ""
 
 
+def _forget(recording: weakref.ref, value: int) -> None:
+    """A recorded value died: its id may now be another's."""
+    alive = recording()
+    if alive is not None:
+        alive._vars.pop(value, None)
+
+
 class Recording(core.Trace):
     """The trace that records the primitives, in the order they ran."""
 
@@ -84,13 +92,18 @@ class Recording(core.Trace):
         self.eqns: list[_Eqn] = []
         self.failure: Exception | None = None  # what the recorded function raised, if it did
         self.returned: list[Any] = []  # the arrays the recorded calls returned
-        self._vars: dict[int, tuple[Any, _Var]] = {}  # id(value) -> the value, held so that its id stays its
+        self._vars: dict[int, _Var] = {}  # id(value) -> its var, while the value lives (ids are reused)
 
     def _var(self, value: Any) -> _Var:
-        known = self._vars.get(id(value))
-        if known is None:
-            known = self._vars[id(value)] = (value, _Var(core.typeof(value)))
-        return known[1]
+        var = self._vars.get(id(value))
+        if var is None:
+            var = _Var(core.typeof(value))
+            try:  # forgotten when the value dies: a run holds no more arrays than it would unrecorded
+                weakref.finalize(value, _forget, self._weakref, id(value))
+            except TypeError:
+                return var  # a Python number: no identity to follow
+            self._vars[id(value)] = var
+        return var
 
     def process_primitive(self, primitive: Any, values: Any, params: dict, /) -> Any:
         info = source_info_util.current()
@@ -140,7 +153,7 @@ class Recording(core.Trace):
         shapes (what `jax.make_jaxpr`'s dead-code pass leaves out). An operation of the submission's own
         lines stays, its result possibly read by Python (an `if`, `float()`, NumPy)."""
         submission = os.path.realpath(submission)
-        used = {id(self._vars[id(v)][1]) for v in self.returned if id(v) in self._vars}
+        used = {id(self._vars[id(v)]) for v in self.returned if id(v) in self._vars}
         kept = []
         for eqn in reversed(self.eqns):
             if any(id(v) in used for v in eqn.outvars) or _first_outside_jax(eqn) == submission:
