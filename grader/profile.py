@@ -140,8 +140,11 @@ def _record(fn: Any, inputs: dict[str, Any] | list[Any], harness: Any, folder: A
     recording = _sibling("profile_trace").Recording()
     recorded = recording.wrap(fn)
 
-    def call(*args: Any) -> Any:
-        return recorded(*(jnp.asarray(a) if as_jax and isinstance(a, np.ndarray) else a for a in args))
+    def jax_array(value: Any) -> Any:
+        return jnp.asarray(value) if as_jax and isinstance(value, np.ndarray) else value
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return recorded(*map(jax_array, args), **{name: jax_array(v) for name, v in kwargs.items()})
 
     if harness is None:
         call(*_copies(list(inputs.values()) if isinstance(inputs, dict) else list(inputs)))

@@ -3,7 +3,9 @@ dtype signature rather than by equation order, and say what differs in the learn
 
 Two programs that compute the same thing in the same dtypes have the same signatures in every role, however
 they are written (`nn.Dense(dtype=...)` or a hand-written matmul, a jitted scan or a Python loop), so only
-which signatures appear counts, never how often or in what order.
+which signatures appear counts, never how often or in what order. Only the reference's summary is read: a
+signature only the reference has is told with where the learner's operations of that role run (a gradient
+matmul in the forward's dtypes has no signature of its own), never with the reference's lines.
 """
 
 from __future__ import annotations
