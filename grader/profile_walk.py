@@ -25,10 +25,8 @@ from typing import Any
 
 _REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "cumsum", "cumprod", "cumlogsumexp"}
 _EXP_LOG = {"exp", "exp2", "log", "log1p", "expm1", "logistic"}
-_SAME_NUMBERS = {  # operations that move or copy numbers (or their signs), never round them
-    "transpose", "reshape", "squeeze", "expand_dims", "broadcast_in_dim", "slice", "dynamic_slice", "copy",
-    "copy_p", "abs", "neg",
-}  # fmt: skip
+_LAYOUT = {"transpose", "reshape", "squeeze", "broadcast_in_dim", "slice", "dynamic_slice", "copy"}
+_SAME_NUMBERS = _LAYOUT | {"abs", "neg"}  # operations that move numbers or their signs, never round them
 _JAX_FOLDER = "/jax/"
 _INTERNAL_FILES = ("/jax/_src/numpy/reductions.py", "/jax/_src/nn/functions.py")
 _EXPLICIT_CAST = ("/jax/_src/lax/lax.py", "_convert_element_type")  # a direct call: astype, asarray
