@@ -1,14 +1,21 @@
-"""A precision profile: the operations of a traced function that matter for mixed precision, with their
-dtypes and, for the submission's own lines, where they were written. Standard library and jax only: the
-child loads this file by path (grader/child.py), since it cannot import the grader package.
+"""A precision profile: the operations of a function run on one case that matter for mixed precision, with
+their dtypes and, for the submission's own lines, where they were written. Standard library, numpy and jax
+only: the child loads this file by path (grader/child.py), since it cannot import the grader package; it
+loads its two siblings, profile_walk.py (the walk) and profile_trace.py (the recorder), by path too.
 
-Traced once with `jax.make_jaxpr` (arrays traced, the rest static, as a Python loop over `num_steps`
-needs), sub-jaxprs included (jit, scan, while, cond, custom derivatives). Operations that matter get a role:
+Traced with `jax.make_jaxpr` (arrays traced, the rest static, as a Python loop over `num_steps` needs), or,
+where tracing cannot follow the code (a Python `if` on a computed value, NumPy on computed arrays) and for a
+problem with a harness (checkpoints written and read back between two calls), run concretely under a
+recording trace (profile_trace.py). Sub-jaxprs are walked too (jit, scan, while, cond, custom derivatives).
+Operations that matter get a role:
 
 - `matmul`: dot_general with a free dimension on some side; `convolution`;
 - `reduction`: reduce_sum/max/min/prod, cumulative sums and products, and dot products (dot_general
   with no free dimension, as `jnp.vdot` or `einsum("nd,nd->n")` give);
-- `exp/log`: exp, exp2, log, log1p, expm1, logistic;
+- `accumulation`: an addition to a running sum kept in 16 bits or fewer (the same line adding to what it
+  added before, in a Python loop, or to a scan's carried value); other additions (biases, residuals, a
+  float32 sum) are everywhere and say nothing about precision;
+- `exp/log`: exp, exp2, log, log1p, expm1, logistic, but not of one float32 number (a scale's exponent);
 - `scaling`: an array multiplied or divided by a scalar (a loss scale, a step size), in either pass;
 - `cast`: every conversion between floats the code asks for (astype, asarray, a library's casts), and
   integers turned into a 16-bit or narrower float however that arises (a counter in float32 is not listed);
@@ -17,187 +24,48 @@ needs), sub-jaxprs included (jit, scan, while, cond, custom derivatives). Operat
 
 A jnp reduction of a 16-bit array accumulates in float32 between two casts of its own: those casts are not
 the learner's, so the reduction shows as written (float16 -> float16); the same goes for a mean's division.
+float8 values widened to float32 (to emulate an fp8 matmul where the hardware has none) are not a cast: a
+matmul or reduction of them shows float8 operands, as one on the float8 arrays themselves does.
 A reduction of the backward pass (jax's transpose of a broadcast) is a `backward reduction`; a cast that
 undoes the cast before it is a round trip (float32 -> float16 -> float32): a value rounded on the way.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
+import importlib.util
+import sys
+import tempfile
 import time
 import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+
+def _sibling(name: str) -> Any:
+    """The module `name`.py next to this file, loaded by path once per process."""
+    key = f"_precision_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, Path(__file__).with_name(f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[key] = module
+    return sys.modules[key]
+
+
 # in the order differences are reported: a cast or a mixed operation is more often the cause, a 16-bit
 # scaling the consequence
-ROLES = ("matmul", "convolution", "reduction", "backward reduction", "exp/log", "cast", "mixed", "scaling")
-
-_REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "cumsum", "cumprod", "cumlogsumexp"}
-_EXP_LOG = {"exp", "exp2", "log", "log1p", "expm1", "logistic"}
-_JAX_FOLDER = "/jax/"
-_INTERNAL_FILES = ("/jax/_src/numpy/reductions.py", "/jax/_src/nn/functions.py")
-_EXPLICIT_CAST = ("/jax/_src/lax/lax.py", "_convert_element_type")  # a direct call: astype, asarray
-
-
-def _dtype(var: Any) -> str:
-    return str(getattr(getattr(var, "aval", None), "dtype", ""))
-
-
-def _is_float(dtype: str) -> bool:
-    return dtype.startswith(("float", "bfloat"))
-
-
-def _frames(eqn: Any) -> list[Any]:
-    """The equation's Python frames, innermost first ([] when jax kept none)."""
-    traceback = getattr(eqn.source_info, "traceback", None)
-    return list(traceback.frames) if traceback is not None else []
-
-
-def _jax_frames(frames: list[Any]) -> list[Any]:
-    """The frames inside jax below the first frame outside it: how jax got from the code to the primitive."""
-    return list(itertools.takewhile(lambda frame: _JAX_FOLDER in frame.file_name, frames))
-
-
-def _in_jnp_internals(frames: list[Any]) -> bool:
-    """Whether the equation is part of a jnp reduction or jax.nn function (their own upcasts to float32)."""
-    return any(f.file_name.endswith(_INTERNAL_FILES) for f in _jax_frames(frames))
-
-
-def _cast_kind(eqn: Any, frames: list[Any]) -> str:
-    """The kind of a conversion: `cast` (asked for), `internal` (a jnp reduction's own) or `mixed`."""
-    jax_frames = _jax_frames(frames)
-    if any(
-        f.file_name.endswith(_EXPLICIT_CAST[0]) and f.function_name == _EXPLICIT_CAST[1] for f in jax_frames
-    ):
-        return "cast"
-    if _in_jnp_internals(frames):
-        return "internal"
-    if not jax_frames or not _is_float(_dtype(eqn.invars[0])):
-        return "cast"  # an integer promoted to float16 is as much a cast as one asked for
-    return "mixed"
-
-
-def _role(eqn: Any) -> str:
-    name = eqn.primitive.name
-    if name == "dot_general":
-        (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = eqn.params["dimension_numbers"]
-        lhs_rank, rhs_rank = (len(getattr(v.aval, "shape", ())) for v in eqn.invars[:2])
-        free = lhs_rank - len(lhs_contract) - len(lhs_batch) + rhs_rank - len(rhs_contract) - len(rhs_batch)
-        return "matmul" if free else "reduction"
-    if name == "conv_general_dilated":
-        return "convolution"
-    if name in _REDUCTIONS:
-        return "reduction"
-    if name in _EXP_LOG:
-        return "exp/log"
-    if name == "convert_element_type":
-        return "cast"
-    if name in ("mul", "div") and any(getattr(v.aval, "shape", None) == () for v in eqn.invars):
-        return "scaling"
-    return ""
-
-
-def _sub_jaxprs(eqn: Any) -> list[Any]:
-    """The jaxprs inside an equation's parameters (jit, scan, while, cond branches, custom calls)."""
-    items = [i for v in eqn.params.values() for i in (v if isinstance(v, tuple | list) else (v,))]
-    return [getattr(i, "jaxpr", i) for i in items if hasattr(getattr(i, "jaxpr", i), "eqns")]
-
-
-def _width(dtype: str) -> int:
-    digits = "".join(c for c in dtype.split("_")[0] if c.isdigit())
-    return int(digits) if digits else 0
-
-
-class _Walk:
-    """Collects the entries of one trace of a function defined in `submission`."""
-
-    def __init__(self, submission: Path) -> None:
-        self.submission = os.path.realpath(submission)
-        self.name = submission.name
-        self.entries: list[dict[str, Any]] = []
-        # keyed by id(var), the jaxpr holding its vars alive (literals are unhashable):
-        self.seen_as: dict[int, str] = {}  # a jnp reduction's upcast -> the dtype the learner's array had
-        self.pending: dict[int, dict[str, Any]] = {}  # a reduction's f32 value -> its entry, until cast back
-        self.cast_of: dict[int, dict[str, Any]] = {}  # a cast's value -> its entry, to see round trips
-        self.files: dict[str, bool] = {}  # a frame's file -> whether it is the submission
-
-    def _line(self, frames: list[Any]) -> int | None:
-        """The line of the innermost frame in the submission file, None when no frame is there."""
-        for frame in frames:
-            if frame.file_name not in self.files:
-                self.files[frame.file_name] = os.path.realpath(frame.file_name) == self.submission
-            if self.files[frame.file_name]:
-                return frame.line_num
-        return None
-
-    def jaxpr(self, jaxpr: Any, backward: bool = False, line: int | None = None) -> None:
-        """Walks the equations; those of a sub-jaxpr that jax traced apart (a library's jit, whose frames
-        stop in the library) take the line of the equation that holds it."""
-        for eqn in jaxpr.eqns:
-            frames = _frames(eqn)
-            here = self._line(frames) or line
-            grad = backward or "transpose(" in str(eqn.source_info.name_stack)  # the backward pass
-            for inner in _sub_jaxprs(eqn):
-                self.jaxpr(inner, grad, here)
-            self.equation(eqn, frames, grad, here)
-
-    def _add(self, role: str, eqn: Any, operands: list[str], result: str, line: int | None) -> dict[str, Any]:
-        primitive = eqn.primitive.name
-        entry = {"role": role, "primitive": primitive, "operands": operands, "result": result}
-        self.entries.append({**entry, "file": self.name, "line": line})
-        return self.entries[-1]
-
-    def equation(self, eqn: Any, frames: list[Any], backward: bool, line: int | None) -> None:
-        role, internal = _role(eqn), _in_jnp_internals(frames)
-        role = "" if role == "scaling" and internal else role  # a mean's division: jax's, not the learner's
-        if role == "cast":
-            self.cast(eqn, frames, backward, line)
-            return
-        if not role:
-            carried = [self.pending[id(v)] for v in eqn.invars if id(v) in self.pending] if internal else []
-            for var in eqn.outvars if carried else ():
-                self.pending[id(var)] = carried[0]  # the division of a mean, on its way to the cast back
-            return
-        operands = [self.seen_as.get(id(v), _dtype(v)) for v in eqn.invars]
-        result = _dtype(eqn.outvars[0])
-        if not any(map(_is_float, [*operands, result])):
-            return
-        if role == "reduction" and backward:
-            role = "backward reduction"  # a gradient's sum over a broadcast: jax's, not the learner's choice
-        entry = self._add(role, eqn, operands, result, line)
-        if internal and role.endswith("reduction"):
-            self.pending[id(eqn.outvars[0])] = entry
-
-    def cast(self, eqn: Any, frames: list[Any], backward: bool, line: int | None) -> None:
-        source, target = _dtype(eqn.invars[0]), _dtype(eqn.outvars[0])
-        if (
-            source in (target, "bool")
-            or not _is_float(target)
-            or (not _is_float(source) and _width(target) >= 32)
-        ):
-            return  # a weak-type change, a mask made numbers, a counter in float32, a conversion to integers
-        if getattr(eqn.invars[0].aval, "weak_type", False):
-            return  # a Python number taking the dtype of the array it meets: no dtype the code chose
-        kind = _cast_kind(eqn, frames)
-        if kind == "mixed" and backward:
-            return  # a gradient flowing back through a promotion of the forward pass, reported there
-        if kind == "internal":
-            entry = self.pending.get(id(eqn.invars[0]))
-            if entry is not None and _width(target) < _width(source):
-                entry["result"] = target  # the reduction's value, back in the learner's dtype
-            elif _width(target) > _width(source):
-                self.seen_as[id(eqn.outvars[0])] = self.seen_as.get(id(eqn.invars[0]), source)
-            return
-        before = self.cast_of.get(id(eqn.invars[0]))
-        if kind == "cast" and before is not None and before["operands"][0] == target:
-            entry = self._add("cast", eqn, [target], target, line)
-            entry["via"] = source  # a round trip: the value rounded to `source` and back
-        else:
-            entry = self._add(kind, eqn, [source], target, line)
-        self.cast_of[id(eqn.outvars[0])] = entry
+ROLES = (
+    "matmul",
+    "convolution",
+    "reduction",
+    "backward reduction",
+    "accumulation",
+    "exp/log",
+    "cast",
+    "mixed",
+    "scaling",
+)
 
 
 def signature(entry: dict[str, Any]) -> str:
@@ -231,40 +99,82 @@ def _live(jaxpr: Any) -> Any:
 
 
 def _reason(exc: BaseException) -> str:
-    """Why the function could not be traced, in a learner's terms where jax says what went wrong."""
-    import jax
-
-    name = type(exc).__name__
-    if isinstance(exc, jax.errors.ConcretizationTypeError):  # if/while/int()/float() on an array
-        return f"your code uses a computed array's value in Python (an if, int(), float()) ({name})"
-    if isinstance(exc, jax.errors.TracerArrayConversionError):
-        return f"your code turns a computed array into a NumPy array ({name})"
+    """Why the function could not be profiled, in a learner's terms: what their code raised."""
     lines = str(exc).strip().splitlines()
-    return f"{name}: {lines[0] if lines else ''}"[:300]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def _copies(values: list[Any]) -> list[Any]:
+    """The inputs, numpy arrays copied: the case stays as it was, whatever the code does to them."""
+    import numpy as np
+
+    return [v.copy() if isinstance(v, np.ndarray) else v for v in values]
 
 
 def _trace(fn: Any, values: list[Any]) -> Any:
-    """`jax.make_jaxpr` of `fn` with the array inputs traced and the rest as they are. Code that turns an
-    input into NumPy (`np.asarray(x)`) is traced again with the arrays as constants; what NumPy computes
-    is then not seen, what jax computes is."""
+    """The live equations of `jax.make_jaxpr` of `fn`, with the array inputs traced and the rest as they
+    are."""
     import jax
     import numpy as np
 
     arrays = [i for i, v in enumerate(values) if isinstance(v, np.ndarray | jax.Array)]
 
     def call(*traced: Any) -> Any:
-        args = [v.copy() if isinstance(v, np.ndarray) else v for v in values]  # the case stays as it was
+        args = _copies(values)
         for i, array in zip(arrays, traced, strict=True):
             args[i] = array
         return fn(*args)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numpy's overflow in casting a constant, say: not the learner's
+    return _live(jax.make_jaxpr(call)(*(values[i] for i in arrays)).jaxpr)
+
+
+def _record(fn: Any, inputs: dict[str, Any] | list[Any], harness: Any, folder: Any, as_jax: bool) -> Any:
+    """The recording of a concrete run: of `fn` on copies of the inputs, or of the harness's calls of `fn`
+    on the case in `folder` (a temporary folder if None). With `as_jax`, numpy arrays reach `fn` as jax
+    arrays, as tracing gives them: `x.astype(jnp.float16)` on an input is then jax's cast, which the
+    profile sees, not NumPy's. A harness that rejects what the calls wrote or returned still leaves the
+    recording of the calls; what the code itself raises is raised."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    recording = _sibling("profile_trace").Recording()
+    recorded = recording.wrap(fn)
+
+    def jax_array(value: Any) -> Any:
+        return jnp.asarray(value) if as_jax and isinstance(value, np.ndarray) else value
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return recorded(*map(jax_array, args), **{name: jax_array(v) for name, v in kwargs.items()})
+
+    if harness is None:
+        call(*_copies(list(inputs.values()) if isinstance(inputs, dict) else list(inputs)))
+        return recording
+    with tempfile.TemporaryDirectory() as scratch:
         try:
-            return jax.make_jaxpr(call)(*(values[i] for i in arrays))
-        except jax.errors.TracerArrayConversionError:
-            arrays = []  # `call` now passes every input as it is
-            return jax.make_jaxpr(call)()
+            harness.run_case(call, dict(inputs), Path(scratch) if folder is None else folder)
+        except Exception:
+            if recording.failure is not None or not recording.eqns:
+                raise
+    return recording
+
+
+def _equations(
+    fn: Any, inputs: dict[str, Any] | list[Any], submission: Path, harness: Any, folder: Any
+) -> Any:
+    """What the walk reads: the traced jaxpr's live equations where tracing can follow the code (cheaper,
+    and its dead code is exactly known), else those of a concrete run with jax arrays, else, for code that
+    needs its inputs as NumPy arrays (written to in place, say), of a run as graded."""
+    if harness is None:
+        try:
+            return _trace(fn, list(inputs.values()) if isinstance(inputs, dict) else list(inputs))
+        except Exception:
+            pass  # code that tracing cannot follow: run it
+    try:
+        recording = _record(fn, inputs, harness, folder, as_jax=True)
+    except Exception:
+        again = Path(tempfile.mkdtemp(dir=folder)) if folder is not None else None  # fresh and empty
+        recording = _record(fn, inputs, harness, again, as_jax=False)
+    return recording.live(str(submission))
 
 
 def profile(
@@ -274,21 +184,25 @@ def profile(
     harness: Any = None,
     folder: Path | None = None,
 ) -> dict[str, Any]:
-    """Traces `fn` on one case and returns its precision profile, JSON-able.
+    """Profiles `fn` on one case and returns its precision profile, JSON-able; never raises.
 
     Array inputs (numpy or jax) are traced; the rest (ints, floats, strings) are passed as they are, so
-    Python loops and `int(seed)` trace. Returns {"entries": [...], "summary": {...}, "seconds": float},
-    or {"error": reason, "seconds": float} when the function cannot be traced.
+    Python loops and `int(seed)` trace. Code that tracing cannot follow runs concretely, recorded, on
+    copies of the inputs (jax arrays, as tracing has them, unless the code needs NumPy's). With `harness`
+    (the problem's harness module), its `run_case(fn, inputs, folder)` makes the calls, recorded, in
+    `folder` (fresh and empty; the caller creates and removes it).
+    Returns {"entries": [...], "summary": {...}, "seconds": float}, or {"error": reason, "seconds": float}
+    when the function cannot be profiled.
     """
     start = time.perf_counter()
-    if harness is not None:
-        return {"error": "a problem with a harness is not profiled yet", "seconds": 0.0}
     try:
-        closed = _trace(fn, list(inputs.values()) if isinstance(inputs, dict) else list(inputs))
-    except Exception as exc:  # learner code that cannot be traced: no profile, never an error
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy's overflow in casting a constant, say: not the learner's
+            equations = _equations(fn, inputs, Path(submission_path), harness, folder)
+        walk = _sibling("profile_walk").Walk(Path(submission_path))
+        walk.jaxpr(equations)
+    except Exception as exc:  # learner code that cannot run, or a jax the recorder does not know
         return {"error": _reason(exc), "seconds": time.perf_counter() - start}
-    walk = _Walk(Path(submission_path))
-    walk.jaxpr(_live(closed.jaxpr))
     return {
         "entries": walk.entries,
         "summary": summarize(walk.entries),

@@ -3,7 +3,9 @@ dtype signature rather than by equation order, and say what differs in the learn
 
 Two programs that compute the same thing in the same dtypes have the same signatures in every role, however
 they are written (`nn.Dense(dtype=...)` or a hand-written matmul, a jitted scan or a Python loop), so only
-which signatures appear counts, never how often or in what order.
+which signatures appear counts, never how often or in what order. Only the reference's summary is read: a
+signature only the reference has is told with where the learner's operations of that role run (a gradient
+matmul in the forward's dtypes has no signature of its own), never with the reference's lines.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ _NOUNS = {  # a role as the sentences name it, one and many
     "matmul": ("a matmul", "matmuls"),
     "convolution": ("a convolution", "convolutions"),
     "reduction": ("a reduction", "reductions"),
+    "accumulation": ("a 16-bit running sum", "16-bit running sums"),
     "exp/log": ("an exp or log", "exp and log"),
     "scaling": ("a multiplication or division by a scalar", "scalings"),
     "cast": ("a cast", "casts"),
     "mixed": ("a mixed-dtype operation", "mixed-dtype operations"),
 }
 _WORDS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "product"}
-_WORDS |= {"mul": "multiplication by a scalar", "div": "division by a scalar"}
+_WORDS |= {"mul": "multiplication by a scalar", "div": "division by a scalar", "add": "running sum"}
 # Reductions of the backward pass are jax's transposes of the forward's broadcasts: they follow from what
 # the forward pass did (reported there), and a correct variant may well have float32 ones the reference lacks.
 _NOT_COMPARED = {"backward reduction"}
@@ -70,11 +73,33 @@ def _learner_only(entry: dict[str, Any], reference: dict[str, dict[str, int]]) -
     return f"your {what} {where} ran in {entry['result']} ({sig}); {elsewhere}"
 
 
-def _reference_only(role: str, sig: str) -> str:
+def _places(entries: list[dict[str, Any]], role: str) -> str:
+    """Where the learner's operations of a role run, by signature: "X at stub.py:38, 43; Y in a library
+    call" (up to two signatures and three lines each)."""
+    lines: dict[str, list[int | None]] = {}
+    for entry in entries:
+        if entry["role"] == role:
+            lines.setdefault(signature(entry), [])
+            if entry.get("line") not in lines[signature(entry)]:
+                lines[signature(entry)].append(entry.get("line"))
+    name = next((entry["file"] for entry in entries), "")
+    places = []
+    for sig, numbers in list(lines.items())[:2]:
+        known = [str(n) for n in numbers if n is not None][:3]
+        places.append(f"{sig} at {name}:{', '.join(known)}" if known else f"{sig} in a library call")
+    return "; ".join(places)
+
+
+def _reference_only(role: str, sig: str, entries: list[dict[str, Any]]) -> str:
+    """The reference's signature the learner lacks, and where the learner's operations of that role run
+    (the place to look when, say, a gradient's matmul runs in the forward's dtypes)."""
     if role == "cast" and sig.count(" -> ") == 1:
         source, target = sig.split(" -> ")
-        return f"the reference converts {source} to {target}; your code never does"
-    return f"the reference has {_NOUNS[role][0]} in {sig}; yours has none"
+        line = f"the reference converts {source} to {target}; your code never does"
+    else:
+        line = f"the reference has {_NOUNS[role][0]} in {sig}; yours has none"
+    places = _places(entries, role)
+    return f"{line} (yours: {places})" if places else line
 
 
 def compare_profiles(learner: dict[str, Any], reference: dict[str, Any], limit: int = 4) -> list[str]:
@@ -96,7 +121,7 @@ def compare_profiles(learner: dict[str, Any], reference: dict[str, Any], limit: 
         if sig not in theirs.get(role, {})
     ]
     lines += [
-        _reference_only(role, sig)
+        _reference_only(role, sig, learner["entries"])
         for role, signatures in theirs.items()
         for sig in signatures
         if sig not in ours.get(role, {})

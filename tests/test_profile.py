@@ -1,9 +1,10 @@
 """Precision profiles (grader/profile.py) and their comparison (grader/profile_compare.py): on one practice
 case, every pitfall file whose mistake is about dtypes shows a difference from the reference that names a
-line of that file, and every correct variant shows none. Tracing only, in this process: nothing runs.
+line of that file, and every correct variant shows none. In this process: traced where tracing can follow
+the code, run (recorded) where it cannot and where a harness makes the calls.
 
-The problems profiled so far are listed in PROFILED; every pitfall file of theirs is either expected to
-show a difference or listed below with the reason it does not."""
+Every problem is profiled (PROFILED); every pitfall file is either expected to show a difference or listed
+below with the reason it does not."""
 
 from __future__ import annotations
 
@@ -11,22 +12,23 @@ import functools
 import importlib.util
 import json
 import sys
+import tempfile
 from pathlib import Path
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import COURSE
+from conftest import COURSE, PROBLEM_IDS
 
 from grader.cases import make_cases
-from grader.profile import ROLES, profile
+from grader.child import load_harness
+from grader.profile import ROLES, profile, signature
 from grader.profile_compare import compare_profiles
 
-PROFILED = ["bf16_train_step", "dtype_casting", "grad_accumulation", "loss_scaling", "mixed_precision_mlp"]
-# Not yet: checkpoint_resume has a harness (several calls per case); most dynamic_loss_scaling files branch
-# in Python on computed values, which tracing cannot follow; fp8_delayed_scaling's correct variants emulate
-# fp8 (quantise, then a float32 matmul), which the profile cannot yet tell from a float32 matmul.
+PROFILED = PROBLEM_IDS  # a new problem is profiled the moment it exists: its pitfalls show or are listed
 
 _SAME_DTYPES = "the mistake changes the numbers or the order of operations, not a dtype"
+_STATE = "what is saved, restored or counted between the calls, not a dtype"
 NOT_ABOUT_DTYPES = {  # (problem, pitfall file): why no dtype difference is expected
     ("bf16_train_step", "grads_not_unscaled"): "the gradients are never divided by the scale: "
     + _SAME_DTYPES,
@@ -35,6 +37,9 @@ NOT_ABOUT_DTYPES = {  # (problem, pitfall file): why no dtype difference is expe
     ("dtype_casting", "step_not_incremented"): "the counter never moves: " + _SAME_DTYPES,
     ("mixed_precision_mlp", "relu_derivative_at_zero"): "the ReLU's slope at 0: " + _SAME_DTYPES,
     ("mixed_precision_mlp", "relu_derivative_at_zero--where_ge"): "the ReLU's slope at 0: " + _SAME_DTYPES,
+    ("dynamic_loss_scaling", "nan_only_check"): "isnan where isfinite is needed: which values count as "
+    "an overflow, not a dtype",
+    ("checkpoint_resume", "save_not_finished"): "the save is not waited for: " + _STATE,
     **{
         ("loss_scaling", name): _SAME_DTYPES
         for name in ("always_clips", "clip_before_unscale", "grads_not_unscaled", "no_loss_scaling")
@@ -60,14 +65,51 @@ NOT_ABOUT_DTYPES = {  # (problem, pitfall file): why no dtype difference is expe
             "window_off_by_one",
         )
     },
+    **{  # the loss scale's schedule and the skipping of overflowing steps
+        ("dynamic_loss_scaling", name): _SAME_DTYPES
+        for name in (
+            "counter_kept_on_overflow",
+            "growth_one_step_late",
+            "max_consecutive_errors_too_small",
+            "max_consecutive_errors_too_small--ten",
+            "min_scale_ignored",
+            "never_grows",
+            "no_backoff",
+            "no_skip_on_overflow",
+            "optimizer_state_advanced_on_skip",
+            "optimizer_state_advanced_on_skip--keep_weights_take_nan_state",
+            "optimizer_state_advanced_on_skip--keep_weights_take_state",
+        )
+    },
+    **{
+        ("checkpoint_resume", name): _STATE
+        for name in (
+            "counter_kept_on_overflow",
+            "counter_reset",
+            "optimizer_state_dropped",
+            "restarted_from_inputs",
+            "scale_reset",
+            "schedule_counts_updates",
+            "schedule_restarted",
+        )
+    },
+    **{  # the delayed scales: which amaxes they come from, and how they are applied
+        ("fp8_delayed_scaling", name): _SAME_DTYPES
+        for name in (
+            "current_amax",
+            "history_rolled_before_use",
+            "history_rolled_before_use--x_and_w",
+            "margin_ignored",
+            "no_saturation",
+            "scale_not_inverted",
+            "zero_history_unguarded",
+        )
+    },
 }
-NOT_SHOWN_YET = {  # about dtypes, but the difference lies in arithmetic the profile does not list yet
-    ("grad_accumulation", "accumulated_in_fp16"): "the gradients are summed in float16: an addition of two "
-    "arrays, not a profiled role (a scaling by a scalar is)",
-}
-UNTRACEABLE = {  # correct variants that tracing cannot follow: "no profile", never a difference
-    ("bf16_train_step", "hand_written_sgd"): "returns np.asarray of the computed loss",
-    ("loss_scaling", "fp16_param_copies"): "writes each computed loss into a NumPy array",
+NOT_SHOWN_YET = {  # about dtypes, but the difference lies where the profile does not look
+    ("checkpoint_resume", "saved_working_copy"): "the checkpoint holds the float16 copy: a dtype of what is "
+    "saved, not of an operation (its float32 -> float16 cast is one the reference makes too); the "
+    "harness rejects the checkpoint",
 }
 
 
@@ -81,6 +123,12 @@ def _case(problem_id: str) -> dict:
 
 
 @functools.cache
+def _harness(problem_id: str):
+    path = _problem(problem_id).harness_path
+    return load_harness(str(path)) if path is not None else None
+
+
+@functools.cache
 def _function(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(f"_profiled_{path.parent.name}_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
@@ -90,7 +138,9 @@ def _function(path: Path, name: str):
 
 
 def _profile(problem_id: str, path: Path) -> dict:
-    return profile(_function(path, _problem(problem_id).function), _case(problem_id), path)
+    fn = _function(path, _problem(problem_id).function)
+    with tempfile.TemporaryDirectory() as folder:  # a fresh folder per run, as the child gives a harness
+        return profile(fn, _case(problem_id), path, _harness(problem_id), Path(folder))
 
 
 @functools.cache
@@ -138,19 +188,13 @@ def test_a_pitfall_listed_as_not_shown_yet_shows_nothing(problem_id, path):
     assert not any(f"at {path.name}:" in line for line in _differences(problem_id, path))
 
 
-@pytest.mark.parametrize(("problem_id", "path"), _files("variant", lambda key: key not in UNTRACEABLE))
+@pytest.mark.parametrize(("problem_id", "path"), _files("variant"))
 def test_a_correct_variant_shows_no_difference(problem_id, path):
     assert _differences(problem_id, path) == []
 
 
-@pytest.mark.parametrize(("problem_id", "path"), _files("variant", lambda key: key in UNTRACEABLE))
-def test_a_variant_that_cannot_be_traced_has_no_profile_and_no_difference(problem_id, path):
-    lines = _differences(problem_id, path)
-    assert len(lines) == 1 and lines[0].startswith("no profile: "), lines
-
-
 def test_every_listed_file_exists():
-    listed = {**NOT_ABOUT_DTYPES, **NOT_SHOWN_YET, **UNTRACEABLE}
+    listed = {**NOT_ABOUT_DTYPES, **NOT_SHOWN_YET}
     existing = {
         (problem_id, name)
         for problem_id in PROFILED
@@ -197,11 +241,205 @@ def test_a_jnp_reduction_of_a_16_bit_array_shows_as_written(tmp_path):
     assert found["summary"] == {"reduction": {"float16 -> float16": 1}, "cast": {"float32 -> float16": 1}}
 
 
-def test_python_control_flow_on_a_computed_value_gives_no_profile(tmp_path):
-    path = _learner_file(tmp_path, "def f(x):\n    return x if x.sum() > 0 else -x\n")
+def test_python_control_flow_on_a_computed_value_runs_recorded(tmp_path):
+    path = _learner_file(
+        tmp_path,
+        "def f(x):\n"
+        "    y = x.astype(jnp.float16)\n"
+        "    if y.sum() > 0:\n"
+        "        return jnp.exp(y)\n"
+        "    return jnp.log(y)\n",
+    )
     found = profile(_function(path, "f"), [np.ones(3, np.float32)], path)
-    assert found["error"].startswith("your code uses a computed array's value in Python")
-    assert compare_profiles(found, found) == [f"no profile: {found['error']}"]
+    where = {(e["role"], signature(e), e["line"]) for e in found["entries"]}
+    assert where == {
+        ("cast", "float32 -> float16", 6),
+        ("reduction", "float16 -> float16", 7),
+        ("exp/log", "float16 -> float16", 8),  # the branch taken, and only it
+    }
+
+
+def test_code_that_writes_into_its_inputs_runs_on_numpy_copies(tmp_path):
+    path = _learner_file(
+        tmp_path,
+        "def f(x):\n"
+        "    x[0] = 2.0  # NumPy's: a jax array cannot be written to\n"
+        "    if float(jnp.sum(x)) > 0:\n"
+        "        return jnp.asarray(x).astype(jnp.bfloat16)\n",
+    )
+    x = np.zeros(3, np.float32)
+    found = profile(_function(path, "f"), [x], path)
+    assert found["summary"] == {"reduction": {"float32 -> float32": 1}, "cast": {"float32 -> bfloat16": 1}}
+    assert not x.any(), "the case's own array was changed"
+
+
+def test_code_that_raises_has_no_profile(tmp_path):
+    path = _learner_file(tmp_path, "def f(x):\n    raise ValueError('not yet')\n")
+    found = profile(_function(path, "f"), [np.ones(3, np.float32)], path)
+    assert found["error"] == "ValueError: not yet"
+    assert compare_profiles(found, found) == ["no profile: ValueError: not yet"]
+
+
+class _Harness:
+    """A harness as a problem's harness.py is: two calls of the function, the second reading what the first
+    wrote to the case's folder, with jax work of its own in between, then maybe a rejection."""
+
+    class Rejected(Exception):
+        pass
+
+    def __init__(self, reject: bool) -> None:
+        self.reject = reject
+
+    def run_case(self, function, inputs: dict, folder: Path) -> np.ndarray:
+        first = function(np.array(inputs["x"]), str(folder / "state.npy"), False)
+        checked = jnp.exp(jnp.asarray(first, jnp.float16))  # the harness's own: not the submission's
+        second = function(np.array(inputs["x"]), str(folder / "state.npy"), True)
+        if self.reject:
+            raise self.Rejected("the checkpoint is wrong")
+        return np.concatenate([np.asarray(checked), np.asarray(second)])
+
+
+def test_a_harness_run_writing_and_reading_a_file_is_recorded(tmp_path):
+    path = _learner_file(
+        tmp_path,
+        "def f(x, state, resume):\n"
+        "    import numpy as np\n"
+        "\n"
+        "    if not resume:\n"
+        "        np.save(state, np.asarray(x.astype(jnp.bfloat16).astype(jnp.float32)))\n"
+        "        return x\n"
+        "    w = jnp.asarray(np.load(state)).astype(jnp.float16)\n"
+        "    return (w @ w).astype(jnp.float32)\n",
+    )
+    x = np.ones((2, 2), np.float32)
+    for reject in (False, True):  # a rejection after the calls still leaves the recording of the calls
+        folder = tmp_path / f"case-{reject}"
+        folder.mkdir()
+        found = profile(_function(path, "f"), {"x": x}, path, _Harness(reject), folder)
+        assert found["summary"] == {
+            "matmul": {"float16 x float16 -> float16": 1},
+            "cast": {
+                "float16 -> float32": 1,
+                "float32 -> bfloat16": 1,
+                "float32 -> bfloat16 -> float32": 1,
+                "float32 -> float16": 1,  # and not the harness's own cast
+            },
+        }, found
+        assert {e["line"] for e in found["entries"]} == {9, 11, 12}
+        assert (folder / "state.npy").exists()
+    assert not x.any() or x.all(), "the case's own array was changed"
+
+
+def test_a_harness_call_that_raises_has_no_profile(tmp_path):
+    path = _learner_file(tmp_path, "def f(x, state, resume):\n    raise ValueError('no checkpoint')\n")
+    found = profile(_function(path, "f"), {"x": np.ones(2, np.float32)}, path, _Harness(False), tmp_path)
+    assert found["error"] == "ValueError: no checkpoint"
+
+
+_FP8 = (
+    "E4 = jnp.float8_e4m3fn\n"
+    "\n"
+    "\n"
+    "def direct(x, w):\n"
+    "    return jnp.dot(x.astype(E4), (w * 2.0).astype(E4).T, preferred_element_type=jnp.float32) / 2.0\n"
+    "\n"
+    "\n"
+    "def emulated(x, w):\n"
+    "    x8, w8 = x.astype(E4), (w * 2.0).astype(E4)\n"
+    "    return x8.astype(jnp.float32) @ (w8.astype(jnp.float32) / 2.0).T\n"
+    "\n"
+    "\n"
+    "def emulated_eagerly(x, w):\n"
+    "    if bool(jnp.isfinite(x).all()):  # a Python if on a computed value: run, recorded\n"
+    "        return emulated(x, w)\n"
+    "\n"
+    "\n"
+    "def half_quantised(x, w):\n"
+    "    return x.astype(E4).astype(jnp.float32) @ w.T\n"
+    "\n"
+    "\n"
+    "def amax_of_quantised(x, w):\n"
+    "    return jnp.max(jnp.abs(x.astype(E4).astype(jnp.float32))) * (x @ w.T)\n"
+)
+
+
+def test_an_fp8_matmul_emulated_in_float32_shows_float8_operands(tmp_path):
+    path = _learner_file(tmp_path, _FP8)
+    inputs = [np.ones((2, 3), np.float32), np.ones((4, 3), np.float32)]
+    found = {name: profile(_function(path, name), inputs, path) for name in _FP8_NAMES}
+    fp8 = {"float8_e4m3fn x float8_e4m3fn -> float32": 1}
+    for name in ("direct", "emulated", "emulated_eagerly"):
+        assert found[name]["summary"]["matmul"] == fp8, name
+        assert compare_profiles(found[name], found["direct"]) == [], name  # no cast back, no round trip
+    assert compare_profiles(found["half_quantised"], found["direct"])[:2] == [
+        "your matmul at stub.py:23 ran in float32 (float8_e4m3fn x float32 -> float32); "
+        "the reference's matmuls run in float8_e4m3fn x float8_e4m3fn -> float32",
+        "the reference has a matmul in float8_e4m3fn x float8_e4m3fn -> float32; yours has none "
+        "(yours: float8_e4m3fn x float32 -> float32 at stub.py:23)",
+    ]
+    assert found["amax_of_quantised"]["summary"]["reduction"] == {"float8_e4m3fn -> float32": 1}
+
+
+_FP8_NAMES = ("direct", "emulated", "emulated_eagerly", "half_quantised", "amax_of_quantised")
+_SUMS = (
+    "def fp16_loop(gs):\n"
+    "    acc = jnp.zeros(gs.shape[1:], jnp.float16)\n"
+    "    for g in gs.astype(jnp.float16):\n"
+    "        acc = acc + g\n"
+    "    return acc\n"
+    "\n"
+    "\n"
+    "def fp16_scan(gs):\n"
+    "    add = lambda acc, g: (acc + g, None)  # noqa: E731\n"
+    "    return jax.lax.scan(add, jnp.zeros(gs.shape[1:], jnp.float16), gs.astype(jnp.float16))[0]\n"
+    "\n"
+    "\n"
+    "def fp16_eager(gs):\n"
+    "    return fp16_loop(gs) if float(gs.sum()) > 0 else None\n"
+    "\n"
+    "\n"
+    "def fp32_loop(gs):\n"
+    "    acc = jnp.zeros(gs.shape[1:], jnp.float32)\n"
+    "    for g in gs:\n"
+    "        acc = acc + g\n"
+    "    return acc.astype(jnp.float16)\n"
+    "\n"
+    "\n"
+    "def fp16_layers(gs):\n"
+    "    h = gs[0].astype(jnp.float16)\n"
+    "    h = h + gs[1].astype(jnp.float16)  # a residual, then a bias: additions, not a running sum\n"
+    "    return h + jnp.float16(1.0)\n"
+)
+
+
+def test_a_running_sum_in_16_bits_shows_and_other_additions_do_not(tmp_path):
+    path = _learner_file(tmp_path, _SUMS)
+    gs = np.ones((3, 4), np.float32)
+    found = {
+        name: profile(_function(path, name), [gs], path)
+        for name in ("fp16_loop", "fp16_scan", "fp16_eager", "fp32_loop", "fp16_layers")
+    }
+    for name in ("fp16_loop", "fp16_eager"):  # traced, and run (each addition a jitted jnp.add)
+        sums = {(e["line"], signature(e)) for e in found[name]["entries"] if e["role"] == "accumulation"}
+        assert sums == {(8, "float16 -> float16")}, name
+    assert found["fp16_loop"]["summary"]["accumulation"] == {"float16 -> float16": 2}  # the 2nd, 3rd adds
+    assert found["fp16_scan"]["summary"]["accumulation"] == {"float16 -> float16": 1}
+    assert "accumulation" not in found["fp32_loop"]["summary"]
+    assert "accumulation" not in found["fp16_layers"]["summary"]
+    assert compare_profiles(found["fp16_loop"], found["fp32_loop"])[0] == (
+        "your running sum at stub.py:8 ran in float16 (float16 -> float16); "
+        "the reference has no 16-bit running sums"
+    )
+
+
+def test_the_exponent_of_one_float32_number_is_bookkeeping(tmp_path):
+    path = _learner_file(
+        tmp_path,
+        "def f(amax, x):\n"
+        "    return 2.0 ** jnp.floor(jnp.log2(448.0 / amax)) * jnp.exp(x.astype(jnp.float16))\n",
+    )
+    found = profile(_function(path, "f"), [np.float32(3.0) * np.ones((), np.float32), np.ones(3)], path)
+    assert found["summary"]["exp/log"] == {"float16 -> float16": 1}
 
 
 def test_a_learner_matmul_in_float32_is_named_in_the_learner_terms(tmp_path):
@@ -238,7 +476,7 @@ def test_an_update_mixing_float16_with_float32_and_a_round_trip_are_named(tmp_pa
     ]
 
 
-def test_code_that_turns_an_input_into_numpy_is_traced_with_the_inputs_as_constants(tmp_path):
+def test_code_that_turns_an_input_into_numpy_runs_on_copies_of_the_inputs(tmp_path):
     path = _learner_file(
         tmp_path,
         "def f(x):\n    import numpy as np\n\n    x = np.asarray(x)\n    x += 1\n"
