@@ -251,6 +251,7 @@ def main(argv: list[str]) -> None:
     harnesses = _load_harnesses(request["jobs"])  # course code, read before the sandbox closes the course
     if any(job.get("profile") for job in request["jobs"]):
         harnesses["profiler"] = _sibling("profile")  # grader code, likewise
+        harnesses["profiler"].preload()
     sandbox = request.get("sandbox")
     if sandbox is not None:
         jax.devices()  # the backend starts before the sandbox closes: a GPU runtime reads /proc and /sys
