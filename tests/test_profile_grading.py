@@ -6,7 +6,9 @@ hangs costs the profile, nothing else. The profile's own rules, per problem, are
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import jsonschema
 import pytest
 
 from grader import isolation, trusted
@@ -15,6 +17,7 @@ from grader.errors import UsageError
 from grader.grading import Grader
 from grader.limits import Limits
 from grader.output_cache import practice_store, profile_key
+from grader.profile import ROLES
 from grader.protocol import decode_profile
 from grader.report.html import render_problem_html
 from grader.report.plain_text import render_problem
@@ -182,3 +185,11 @@ def test_a_function_graded_in_this_process_is_traced_here_and_shown_in_the_noteb
     assert any("sum at notebook_cell.py:6" in line for line in result.profile.differences)
     html = render_problem_html(result, "practice")
     assert "Where your dtypes differ from the reference&#x27;s" in html and "notebook_cell.py:6" in html
+
+
+def test_the_json_report_of_a_profiled_answer_follows_its_schema(graded):
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "grade_report.schema.json").read_text())
+    assert schema["$defs"]["profile_entry"]["properties"]["role"]["enum"] == list(ROLES)
+    validator = jsonschema.Draft202012Validator(schema)
+    for result in (graded(WRONG), graded(RIGHT, profile="always")):
+        validator.validate(json.loads(json.dumps(GradeReport(mode="practice", problems=(result,)).to_dict())))
