@@ -113,18 +113,26 @@ def compare_profiles(learner: dict[str, Any], reference: dict[str, Any], limit: 
     theirs = {role: sigs for role, sigs in reference["summary"].items() if role not in _NOT_COMPARED}
     ours = learner["summary"]
     first = _first_of_each(learner["entries"])
-    lines = [
-        _learner_only(first[role, sig], theirs)
+    only_ours = [
+        (role, sig)
         for role in ROLES
         if role not in _NOT_COMPARED
         for sig in ours.get(role, {})
         if sig not in theirs.get(role, {})
     ]
+    # a learner-only matmul (say) already names the reference's first two signatures of its role
+    named = {
+        (role, sig)
+        for role, _ in only_ours
+        if role not in ("cast", "mixed")
+        for sig in list(theirs.get(role, {}))[:2]
+    }
+    lines = [_learner_only(first[key], theirs) for key in only_ours]
     lines += [
         _reference_only(role, sig, learner["entries"])
         for role, signatures in theirs.items()
         for sig in signatures
-        if sig not in ours.get(role, {})
+        if sig not in ours.get(role, {}) and (role, sig) not in named
     ]
     return lines[:limit]
 
