@@ -40,7 +40,7 @@ def batch_command(argv: list[str]) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     course, settings = course_and_settings()
-    grader = make_grader(course, args, settings)
+    grader = make_grader(course, args, settings, profile="off")  # a gradebook has no room for profiles
 
     def show(done: int, total: int, row: batch.Row) -> None:
         print(

@@ -56,11 +56,17 @@ def grade_parser() -> argparse.ArgumentParser:
         default="after_due_date",
         help="when learners see hidden-case results in the gradescope format (default: after_due_date)",
     )
-    parser.add_argument(
+    traced = parser.add_mutually_exclusive_group()
+    traced.add_argument(
         "--profile",
         action="store_true",
         help="trace your code on a practice case and print its dtypes beside the reference's, role by role, "
         "whether or not it passed (practice mode only)",
+    )
+    traced.add_argument(
+        "--no-profile",
+        action="store_true",
+        help="do not trace a failed answer to compare its dtypes with the reference's",
     )
     limit_options(parser)
     return parser

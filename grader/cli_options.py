@@ -28,7 +28,7 @@ grade list [--root DIR]
        grade notebooks [ID...] [--out DIR] [--install SPEC] [--force]
        grade prepare
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
-                   [--low-memory] [--require-sandbox] [--shard K/N] [--no-profile]
+                   [--low-memory] [--require-sandbox] [--shard K/N]
        grade merge SHARD.csv... --out GRADEBOOK.csv
        grade check ID... | --all [--secrets N] [--families]
        grade new ID
@@ -110,17 +110,23 @@ def learner_checkout(course: Course, root: Path | None) -> LearnerCheckout:
 
 
 def make_grader(
-    course: Course, args: argparse.Namespace, settings: Settings, practice: bool = False
+    course: Course,
+    args: argparse.Namespace,
+    settings: Settings,
+    practice: bool = False,
+    profile: str | None = None,
 ) -> Grader:
     """The grader that the limit options (`limit_options`), the GRADE_* `settings` and $GRADE_SECRET ask for;
     with `practice`, one for the practice cases whatever the environment holds (the secret is still taken
-    out of reach)."""
+    out of reach). `profile` (grading.PROFILE_MODES) overrides what --profile and --no-profile ask for."""
     if args.require_sandbox:
         settings = dataclasses.replace(settings, require_sandbox=True)
     limits = Limits(timeout=args.timeout, memory_bytes=args.memory_limit, settings=settings)
     check_sandbox_required(limits)
     secret = take_secret()
-    profile = "always" if getattr(args, "profile", False) else "off" if args.no_profile else "failing"
+    if profile is None:
+        asked = getattr(args, "profile", False), getattr(args, "no_profile", False)
+        profile = "always" if asked[0] else "off" if asked[1] else "failing"
     if profile == "always" and secret and not practice:
         raise UsageError(
             "--profile shows how your code ran on a practice case: practice mode only (unset GRADE_SECRET)"
@@ -140,11 +146,6 @@ def limit_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=f"grade nothing where neither Landlock nor $GRADE_SANDBOX protects the learner's code "
         f"(also ${REQUIRE_SANDBOX_ENV}=1)",
-    )
-    parser.add_argument(
-        "--no-profile",
-        action="store_true",
-        help="do not trace a failed answer to compare its dtypes with the reference's (saves a little time)",
     )
     parser.add_argument(
         "--low-memory",

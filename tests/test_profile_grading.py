@@ -13,6 +13,7 @@ import pytest
 
 from grader import isolation, trusted
 from grader.cases import PROFILE_CASE, make_cases
+from grader.cli import main
 from grader.errors import UsageError
 from grader.grading import Grader
 from grader.limits import Limits
@@ -193,3 +194,35 @@ def test_the_json_report_of_a_profiled_answer_follows_its_schema(graded):
     validator = jsonschema.Draft202012Validator(schema)
     for result in (graded(WRONG), graded(RIGHT, profile="always")):
         validator.validate(json.loads(json.dumps(GradeReport(mode="practice", problems=(result,)).to_dict())))
+
+
+def test_the_cli_prints_both_profiles_side_by_side_on_request_in_practice_mode_only(
+    toy_course, write_submission, capsys, monkeypatch
+):
+    wrong = str(write_submission(WRONG))
+    assert main(["toy", "--submission", wrong, "--profile"]) == 1
+    out = capsys.readouterr().out
+    assert "toy: precision profile on practice case 1, your code beside the reference" in out
+    assert "!float16 -> float16" in out and "sum at submission.py:6" in out
+    assert main(["toy", "--submission", wrong, "--no-profile"]) == 1
+    assert "Where your dtypes differ" not in capsys.readouterr().out
+    assert main(["toy", "--submission", wrong, "--profile", "--no-profile"]) == 2
+    monkeypatch.setenv("GRADE_SECRET", "a-secret")
+    assert main(["toy", "--submission", wrong, "--profile"]) == 2
+    assert "practice mode only" in capsys.readouterr().err
+
+
+def test_a_batch_never_traces_its_gradebook_has_no_room_for_profiles(toy_course, tmp_path, monkeypatch):
+    modes = []
+    original = Grader.__init__
+
+    def record(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        modes.append(self.profile)
+
+    monkeypatch.setattr(Grader, "__init__", record)
+    learner = tmp_path / "roster" / "bob" / "problems" / "toy"
+    learner.mkdir(parents=True)
+    (learner / "stub.py").write_text(WRONG)
+    assert main(["batch", str(tmp_path / "roster"), "--out", str(tmp_path / "g.csv"), "--jobs", "1"]) == 0
+    assert modes == ["off"]
