@@ -23,7 +23,7 @@ from grader.report.github import append_step_summary, render_github, render_step
 from grader.report.gradescope import render_gradescope
 from grader.report.junit import render_junit
 from grader.report.plain_text import render_problem, render_text
-from grader.results import CaseResult, GradeReport, ProblemResult, Status
+from grader.results import CaseResult, GradeReport, PrecisionProfile, ProblemResult, Status
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 SCHEMA = Path(__file__).parent / "schemas" / "gradescope_results.schema.json"
@@ -509,6 +509,29 @@ def test_github_the_line_is_found_in_the_traceback_of_a_load_failure(tmp_path):
     result = problem(Status.ERROR, submission=str(path), message=message, detail=detail)
     commands, _ = parse_workflow(render_github(report_of(result)))
     assert commands[0].properties["line"] == "4"
+
+
+def test_github_a_warning_on_each_line_where_the_dtypes_differ(tmp_path):
+    path = tmp_path / "stub.py"
+    differences = (
+        "your matmul at stub.py:27 ran in float32 (float32 x float32 -> float32); the reference's matmuls "
+        "run in bfloat16 x bfloat16 -> bfloat16",
+        "your sum at helper.py:3 ran in float32 (float32 -> float32)",  # another file: no annotation
+        "the reference converts float32 to bfloat16; your code never does",  # no line: no annotation
+    )
+    profile = PrecisionProfile(case=0, differences=differences)
+    result = problem(Status.FAIL, submission=str(path), message="1 of 2 cases outside", profile=profile)
+    commands, _ = parse_workflow(render_github(report_of(result)))
+    annotations = [command for command in commands if command.name in ANNOTATIONS]
+    assert [command.name for command in annotations] == ["error", "warning"]
+    assert annotations[0].data == "1 of 2 cases outside"  # the verdict's annotation is unchanged
+    warning = annotations[1]
+    assert warning.properties == {
+        "file": str(path),
+        "line": "27",
+        "title": "toy: dtypes differ from the reference's",
+    }
+    assert warning.data == differences[0]
 
 
 def test_github_messages_round_trip_through_the_escaping():

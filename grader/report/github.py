@@ -16,6 +16,7 @@ SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 GROUP_TITLE = "grade report"
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
 _SYNTAX_LINE = re.compile(r"\((?P<name>[^(),]+), line (?P<line>\d+)\)")
+_PROFILE_PLACE = re.compile(r" at (?P<name>[^\s:]+):(?P<line>\d+)")  # "your matmul at stub.py:27 ran ..."
 
 
 def escape_data(text: str) -> str:
@@ -95,8 +96,23 @@ def _grouped(text: str) -> Iterator[str]:
     yield command("endgroup")
 
 
+def _profile_annotations(result: ProblemResult) -> list[str]:
+    """A warning on each line of the learner's file where the precision profile found dtypes that differ
+    from the reference's (the verdict's annotation stays where it is)."""
+    differences = result.profile.differences if result.profile else ()
+    warnings = []
+    for text in differences:
+        place = _PROFILE_PLACE.search(text)
+        if place and place["name"] == Path(result.submission).name:
+            title = f"{result.problem}: dtypes differ from the reference's"
+            warnings.append(command("warning", text, file=result.submission, line=place["line"], title=title))
+    return warnings
+
+
 def render_github(report: GradeReport) -> str:
-    annotations = [_annotation(result) for result in report.problems]
+    annotations = [
+        line for result in report.problems for line in [_annotation(result), *_profile_annotations(result)]
+    ]
     return "\n".join([*annotations, *_grouped(render_text(report, color=False))]) + "\n"
 
 
