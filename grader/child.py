@@ -224,9 +224,8 @@ def _profile(channel: _Channel, job: dict, fn, number: int, workdir: str, harnes
     if not wanted or (wanted["ask"] and not _ask(channel, control, job["label"], "profile")):
         return
     harness = harnesses.get(job.get("harness") or "")
-    folder = Path(workdir, f"profile-{number}")
-    if harness is not None:
-        folder.mkdir(parents=True)
+    folder = Path(workdir, f"profile-{number}")  # the harness's calls write here; so may a second try
+    folder.mkdir(parents=True)
     try:
         found = harnesses["profiler"].profile(fn, wanted["inputs"], Path(job["path"]), harness, folder)
     except BaseException as exc:  # advice only: a profile that fails is "no profile", never the job's end

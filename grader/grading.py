@@ -199,20 +199,22 @@ class Grader:
 
     def _answer_failed(
         self, cases: dict[str, list[Case]], references: References
-    ) -> Callable[[Job, RunOutcome], bool]:
-        """Whether an answer failed, or cannot be known yet, when the child asks: the practice run that names
-        a mistake after a hidden run, and the trace of a failed answer, are not needed for one that passed,
-        which is known without waiting once the reference's outputs are there."""
+    ) -> Callable[[Job, RunOutcome, str], bool]:
+        """Whether the child should go on when it asks, from the answer's verdict, or yes when that cannot be
+        known yet: the practice run that names a mistake after a hidden run ("run") is for an answer that
+        did not pass, the trace ("profile") for one that returned wrong values (an answer that raised has
+        its traceback instead). The verdict is known without waiting once the reference's outputs are in."""
 
-        def needed(job: Job, hidden: RunOutcome) -> bool:
+        def needed(job: Job, answer: RunOutcome, what: str) -> bool:
             if not references.ready(job.problem):
                 return True
             try:
-                expected = self._expected(hidden, references, job.problem)
+                expected = self._expected(answer, references, job.problem)
             except CourseError:
                 return True  # the broken reference is reported where the answer is graded
-            case_results = self._case_results(job.problem, cases[job.problem.id], hidden, expected)
-            return summarise(case_results, hidden.load_failure)[0] is not Status.PASS
+            case_results = self._case_results(job.problem, cases[job.problem.id], answer, expected)
+            status = summarise(case_results, answer.load_failure)[0]
+            return status is Status.FAIL if what == "profile" else status is not Status.PASS
 
         return needed
 
@@ -246,7 +248,7 @@ class Grader:
         if outcome.load_failure and outcome.load_failure.kind == "harness":
             raise CourseError(f"the harness of {problem.id} failed: {outcome.load_failure.message}")
         matched = namer() if status is not Status.PASS else []
-        profile = profiled() if status is not Status.PASS or self.profile == "always" else None
+        profile = profiled() if status is Status.FAIL or self.profile == "always" else None
         if matched:
             message = f"{message}; this matches the named pitfall {matched[0].name!r}"
         return ProblemResult(

@@ -45,10 +45,11 @@ class IsolatedRun:
         jobs: list[Job],
         limits: Limits,
         trusted: bool = False,
-        needed: Callable[[Job, RunOutcome], bool] | None = None,
+        needed: Callable[[Job, RunOutcome, str], bool] | None = None,
     ) -> None:
-        """`needed(job, outcome of the answer it serves)` decides whether the child runs a job that serves
-        another (`after`), and whether it profiles a job marked `profile_if_failed`; without it, all do."""
+        """`needed(job, outcome of the answer it serves, "run" or "profile")` decides whether the child runs
+        a job that serves another (`after`), and whether it profiles a job marked `profile_if_failed`;
+        without it, all do."""
         if len({job.label for job in jobs}) != len(jobs):
             raise ValueError("every job of a run needs its own label")
         self.jobs = jobs
@@ -200,7 +201,7 @@ class IsolatedRun:
                 if event.get("label") != job.label:
                     continue  # garbage or events out of order: only the grader's protocol counts
                 if event.get("event") == "ask" and position == -1 and job.after and self.needed:
-                    if self._answer(job):
+                    if self._answer(job, "run"):
                         continue
                     outcome.stopped = "not run: not needed"
                     break
@@ -248,16 +249,16 @@ class IsolatedRun:
             if event.get("label") != job.label:
                 continue
             if event.get("event") == "ask" and event.get("what") == "profile" and self.needed:
-                if not self._answer(job):
+                if not self._answer(job, "profile"):
                     return True
             elif event.get("event") == "profile":
                 outcome.profile = decode_profile(event.get("profile"))
                 return True
 
-    def _answer(self, job: Job) -> bool:
+    def _answer(self, job: Job, what: str) -> bool:
         """Tells the child whether to run `job` (a job serving another) or profile it, by whether the answer
         it serves failed; returns the answer."""
-        run = self.needed(job, self._outcomes[job.after or job.label])
+        run = self.needed(job, self._outcomes[job.after or job.label], what)
         with contextlib.suppress(OSError):  # the child is gone: the next read says so
             os.write(self._control, b"1" if run else b"0")
         return run

@@ -49,12 +49,12 @@ def test_the_practice_run_runs_only_after_a_failed_hidden_run_and_reuses_what_it
     """The child asks before the practice run; the grader says run only when the hidden run failed (or it
     cannot tell yet). A run that goes ahead reuses the function the hidden run imported: no second import."""
     problem = toy_course.problem("toy")
-    answers: list[tuple[str, bool]] = []
+    answers: list[tuple[str, str, bool]] = []
     answer = IsolatedRun._answer
 
-    def recorded(run, job):
-        answers.append((job.label, answer(run, job)))
-        return answers[-1][1]
+    def recorded(run, job, what):
+        answers.append((job.label, what, answer(run, job, what)))
+        return answers[-1][2]
 
     monkeypatch.setattr(IsolatedRun, "_answer", recorded)
     solution = (toy_course.solutions_dir / "toy.py").read_text()
@@ -62,16 +62,17 @@ def test_the_practice_run_runs_only_after_a_failed_hidden_run_and_reuses_what_it
     pitfall = toy_course.solutions_dir / "pitfalls" / "toy" / "forgot_scale.py"
     grader = Grader(toy_course, secret="asked", low_memory=True)  # the reference is ready before the ask
     assert grader.grade_file(problem, correct).status is Status.PASS
-    assert answers == [(naming_label("toy"), False)]
+    assert answers == [(naming_label("toy"), "run", False)]
     assert grader.grade_file(problem, pitfall).pitfall.name == "forgot_scale"
-    assert answers[-1] == (naming_label("toy"), True)
+    label = naming_label("toy")
+    assert answers[1:] == [(label, "run", True), (label, "profile", True)]  # then traced: it failed
 
     jobs = [
         Job("toy", correct, problem, make_cases(problem, "s")),
         Job(naming_label("toy"), correct, problem, make_cases(problem), after="toy"),
     ]
     for run_it in (False, True):
-        run = IsolatedRun(jobs, Limits(), needed=lambda job, hidden, run_it=run_it: run_it).start()
+        run = IsolatedRun(jobs, Limits(), needed=lambda job, hidden, what, run_it=run_it: run_it).start()
         assert run.wait_for("toy").stdout.count("imported") == 1
         practice = run.wait_for(naming_label("toy"))
         if run_it:

@@ -226,3 +226,24 @@ def test_a_batch_never_traces_its_gradebook_has_no_room_for_profiles(toy_course,
     (learner / "stub.py").write_text(WRONG)
     assert main(["batch", str(tmp_path / "roster"), "--out", str(tmp_path / "g.csv"), "--jobs", "1"]) == 0
     assert modes == ["off"]
+
+
+def test_an_answer_that_raises_is_not_traced(graded, toy_course):
+    raises = COUNTED + "    raise ValueError('not yet')\n"
+    result = graded(raises)
+    assert result.status is Status.ERROR and result.profile is None
+    assert _calls(result) == len(make_cases(toy_course.problem("toy"))), "traced although it raised"
+
+
+def test_code_that_needs_writable_numpy_inputs_is_profiled_in_the_child(graded):
+    """Tracing cannot follow it and a run with jax arrays fails (NumPy's view of one is read-only): the
+    profile runs it once more as graded, in a fresh folder of its own."""
+    numpy_first = COUNTED.replace("import jax.numpy", "import numpy as np\nimport jax.numpy") + (
+        "    x = np.asarray(x)\n"
+        "    x *= 1.0\n"
+        "    total = jnp.sum(jnp.asarray(x).astype(jnp.float16))\n"
+        "    return jnp.stack([total.astype(jnp.float32), jnp.max(x)])\n"
+    )
+    result = graded(numpy_first)
+    assert result.status is Status.FAIL and not result.profile.error, result.profile
+    assert any("sum at submission.py:9" in line for line in result.profile.differences)
