@@ -206,6 +206,9 @@ class Grader:
         its traceback instead). The verdict is known without waiting once the reference's outputs are in."""
 
         def needed(job: Job, answer: RunOutcome, what: str) -> bool:
+            raised = [case for case in answer.cases.values() if case.raised and not case.raised.rejected]
+            if what == "profile" and (raised or answer.load_failure):
+                return False  # an error, whatever the reference says
             if not references.ready(job.problem):
                 return True
             try:
