@@ -95,6 +95,8 @@ def _role(eqn: Any) -> str:
     if name == "dot_general":
         (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = eqn.params["dimension_numbers"]
         lhs_rank, rhs_rank = (len(_shape(v) or ()) for v in eqn.invars[:2])
+        if not lhs_contract:
+            return ""  # an outer or elementwise product (a dot product's gradient): nothing is summed
         free = lhs_rank - len(lhs_contract) - len(lhs_batch) + rhs_rank - len(rhs_contract) - len(rhs_batch)
         return "matmul" if free else "reduction"
     if name == "conv_general_dilated":

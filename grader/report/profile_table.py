@@ -26,11 +26,15 @@ def profile_lines(result: ProblemResult) -> list[str]:
         return _wrapped(f"Precision profile ({traced}): {profile.error}", "  ", "    ")
     if not profile.differences:
         same = (
-            f"Precision profile ({traced}): every operation that matters for precision ran in the same "
+            f"Precision profile ({traced}): the operations it lists (matmuls, reductions, 16-bit running "
+            "sums, exp and log, scalings by a scalar, casts, operations that mix dtypes) ran in the same "
             "dtypes as in the reference"
         )
         if not result.passed:
-            same += ", so look at the arithmetic (the order of the steps, what is scaled, what is kept)"
+            same += (
+                "; it does not list elementwise arithmetic or what is saved, so look there, and at the "
+                "order of the steps"
+            )
         return _wrapped(same + ".", "  ", "    ")
     lines = [f"  Where your dtypes differ from the reference's ({traced}):"]
     for difference in profile.differences:
