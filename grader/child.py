@@ -216,18 +216,26 @@ def _ask(channel: _Channel, control: int | None, label: str, what: str) -> bool:
     return control is not None and os.read(control, 1) == b"1"
 
 
+_profiler: ModuleType | None = None  # grader/profile.py, loaded before the sandbox closes the grader's folder
+
+
 def _profile(channel: _Channel, job: dict, fn, number: int, workdir: str, harnesses: dict, control) -> None:
-    """Traces `fn` on the job's profile case (grader/profile.py, loaded before the sandbox closed the
-    grader's folder) and reports its precision profile: after the cases, under the same limits, asking the
-    grader first when the job says so."""
+    """Traces `fn` on the job's profile case and reports its precision profile, compacted: after the cases,
+    under the same limits, asking the grader first when the job says so."""
     wanted = job.get("profile")
-    if not wanted or (wanted["ask"] and not _ask(channel, control, job["label"], "profile")):
+    if (
+        not wanted
+        or _profiler is None
+        or (wanted["ask"] and not _ask(channel, control, job["label"], "profile"))
+    ):
         return
     harness = harnesses.get(job.get("harness") or "")
     folder = Path(workdir, f"profile-{number}")  # the harness's calls write here; so may a second try
     folder.mkdir(parents=True)
     try:
-        found = harnesses["profiler"].profile(fn, wanted["inputs"], Path(job["path"]), harness, folder)
+        found = _profiler.profile(fn, wanted["inputs"], Path(job["path"]), harness, folder)
+        if "entries" in found:
+            found["entries"] = _profiler.compact(found["entries"])
     except BaseException as exc:  # advice only: a profile that fails is "no profile", never the job's end
         found = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     finally:
@@ -249,8 +257,9 @@ def main(argv: list[str]) -> None:
     workdir = os.getcwd()  # learner code may change directory; its output files stay here
     harnesses = _load_harnesses(request["jobs"])  # course code, read before the sandbox closes the course
     if any(job.get("profile") for job in request["jobs"]):
-        harnesses["profiler"] = _sibling("profile")  # grader code, likewise
-        harnesses["profiler"].preload()
+        global _profiler
+        _profiler = _sibling("profile")  # grader code, likewise
+        _profiler.preload()
     sandbox = request.get("sandbox")
     if sandbox is not None:
         jax.devices()  # the backend starts before the sandbox closes: a GPU runtime reads /proc and /sys

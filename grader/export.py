@@ -14,7 +14,6 @@ import platform
 import shutil
 from pathlib import Path
 
-from grader.cases import make_cases
 from grader.errors import CourseError, UsageError
 from grader.limits import Limits
 from grader.notebooks import NOTEBOOKS_DIR, check_install, write_notebooks
@@ -64,13 +63,12 @@ def export_course(
     write_notebooks(learner_copy.problems(), dest / NOTEBOOKS_DIR, notebook_install)
     made_with = _versions()
     lines = []
-    outputs, profiles = practice_outputs(course, course.problems(), limits or Limits())  # one child for all
-    for problem in course.problems():
-        results, cases = outputs[problem.id], make_cases(problem)
-        write_stored(learner_copy.problem(problem.id), cases, results, made_with, profiles[problem.id])
+    practice = practice_outputs(course, course.problems(), limits or Limits())  # one child for all
+    for problem_id, done in practice.items():
+        write_stored(learner_copy.problem(problem_id), done.cases, done.outputs, made_with, done.profile)
         lines.append(
-            f"{problem.id}: {len(cases)} practice cases, outputs of the reference and "
-            f"{len(results) - 1} pitfall files stored"
+            f"{problem_id}: {len(done.cases)} practice cases, outputs of the reference and "
+            f"{len(done.outputs) - 1} pitfall files stored"
         )
     lines.append(f"{NOTEBOOKS_DIR}/: a notebook per problem; its set-up cell installs {notebook_install}")
     leaked = [path for path in dest.rglob("*") if path.name == "solutions"]

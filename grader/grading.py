@@ -206,7 +206,7 @@ class Grader:
         its traceback instead). The verdict is known without waiting once the reference's outputs are in."""
 
         def needed(job: Job, answer: RunOutcome, what: str) -> bool:
-            raised = [case for case in answer.cases.values() if case.raised and not case.raised.rejected]
+            raised = any(case.raised and not case.raised.rejected for case in answer.cases.values())
             if what == "profile" and (raised or answer.load_failure):
                 return False  # an error, whatever the reference says
             if not references.ready(job.problem):

@@ -17,11 +17,15 @@ from grader.profile import profile
 from grader.protocol import decode_profile, decode_raised, decode_returned
 
 
+def _source(fn: Callable) -> Path:
+    """The file a function object was defined in (a notebook cell's own file name, in a kernel)."""
+    return Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
+
+
 def call_in_process(problem: Problem, fn: Callable, cases: list[Case]) -> RunOutcome:
     """Calls a function object on `cases` in this process (through the problem's harness, if any)."""
     outcome = RunOutcome(label="learner")
-    source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
-    harness = load_harness(str(problem.harness_path or ""))
+    source, harness = _source(fn), load_harness(str(problem.harness_path or ""))
     scratch = Path(tempfile.mkdtemp(prefix="grade-")) if harness else None
     try:
         for case in cases:
@@ -41,8 +45,7 @@ def call_in_process(problem: Problem, fn: Callable, cases: list[Case]) -> RunOut
 
 def trace_in_process(problem: Problem, fn: Callable, case: Case) -> dict:
     """The precision profile of a function object on `case`, traced in this process (grade_function's)."""
-    source = Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
-    harness = load_harness(str(problem.harness_path or ""))
+    source, harness = _source(fn), load_harness(str(problem.harness_path or ""))
     folder = Path(tempfile.mkdtemp(prefix="grade-profile-"))
     try:
         return decode_profile(profile(fn, case.inputs, source, harness, folder))

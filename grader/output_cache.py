@@ -13,6 +13,7 @@ reference. Grading itself never writes hidden-case outputs.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -114,9 +115,15 @@ def entry_key(file_digest: str, case: Case) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@functools.cache
+def _profiler_digest() -> str:
+    """A digest of the profiler's code (grader/profile*.py), read once per process."""
+    profiler = b"".join(path.read_bytes() for path in sorted(Path(__file__).parent.glob("profile*.py")))
+    return hashlib.sha256(profiler).hexdigest()
+
+
 def profile_key(file_digest: str, case: Case) -> str:
     """The key of a file's precision profile on a case: also keyed by the profiler's own code, whose
-    changes change the profile (grader/profile*.py)."""
-    profiler = b"".join(path.read_bytes() for path in sorted(Path(__file__).parent.glob("profile*.py")))
-    text = f"profile|{entry_key(file_digest, case)}|{hashlib.sha256(profiler).hexdigest()}"
+    changes change the profile."""
+    text = f"profile|{entry_key(file_digest, case)}|{_profiler_digest()}"
     return hashlib.sha256(text.encode()).hexdigest()

@@ -10,7 +10,9 @@ course's own code too, which fills the course's compilation cache.
 
 from __future__ import annotations
 
-from grader.cases import PROFILE_CASE, make_cases
+from dataclasses import dataclass
+
+from grader.cases import PROFILE_CASE, Case, make_cases
 from grader.errors import CourseError
 from grader.limits import Limits
 from grader.output_cache import hidden_store, practice_store
@@ -31,17 +33,23 @@ def _requests(course: Course, problems: list[Problem], secret: str | None) -> li
     return requests
 
 
-def practice_outputs(
-    course: Course, problems: list[Problem], limits: Limits
-) -> tuple[dict[str, dict[str, Outputs]], dict[str, dict | None]]:
-    """The outputs of the reference and every pitfall file on each problem's practice cases (by problem id,
-    then label), and the reference's precision profile on practice case PROFILE_CASE (by problem id), from
-    the practice store or computed in one trusted child and kept there; CourseError when a file of the
-    course fails (a reference that cannot be profiled has an {"error": ...} profile)."""
+@dataclass(frozen=True)
+class Practice:
+    """One problem's practice cases, the outputs of the reference and every pitfall file on them (by label),
+    and the reference's precision profile on case PROFILE_CASE ({"error": ...} if it could not be made)."""
+
+    cases: list[Case]
+    outputs: dict[str, Outputs]
+    profile: dict | None
+
+
+def practice_outputs(course: Course, problems: list[Problem], limits: Limits) -> dict[str, Practice]:
+    """Each problem's `Practice` (by problem id), from the practice store or computed in one trusted child
+    and kept there; CourseError when a file of the course fails."""
     requests = _requests(course, problems, None)
     store = practice_store(limits.settings)
     running = TrustedOutputs(requests, limits, store, profiles=store).start()
-    outputs = {}
+    practice = {}
     for request in requests:
         results = running.result(request.problem.id)
         reference_outputs_or_raise(results, REFERENCE, request.paths[REFERENCE])
@@ -49,24 +57,21 @@ def practice_outputs(
             if isinstance(why, str):
                 failed = request.paths[label]
                 raise CourseError(f"the pitfall file {failed} failed on a practice case:\n{why}")
-        outputs[request.problem.id] = results
-    profiles = {request.problem.id: running.reference_profile(request.problem.id) for request in requests}
-    return outputs, profiles
+        profile = running.reference_profile(request.problem.id)
+        practice[request.problem.id] = Practice(request.cases, results, profile)
+    return practice
 
 
 def prepare_course(course: Course, secret: str | None, limits: Limits) -> list[str]:
     """Fills the practice store and, with `secret`, the hidden store; returns a line per problem."""
     problems = course.problems()
-    practice, profiles = practice_outputs(course, problems, limits)
-    lines = [
-        f"{problem.id}: practice outputs of the reference and {len(practice[problem.id]) - 1} pitfall files"
-        + (
-            ""
-            if "error" in (profiles[problem.id] or {"error": ""})
-            else ", the reference's precision profile"
+    lines = []
+    for problem_id, done in practice_outputs(course, problems, limits).items():
+        profiled = done.profile is not None and "error" not in done.profile
+        lines.append(
+            f"{problem_id}: practice outputs of the reference and {len(done.outputs) - 1} pitfall files"
+            + (", the reference's precision profile" if profiled else "")
         )
-        for problem in problems
-    ]
     if secret is None:
         return lines
     store = hidden_store(limits.settings)

@@ -32,6 +32,7 @@ undoes the cast before it is a round trip (float32 -> float16 -> float32): a val
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 import tempfile
@@ -87,11 +88,25 @@ def signature(entry: dict[str, Any]) -> str:
 
 
 def summarize(entries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """For each role present, how many operations ran with each dtype signature."""
+    """For each role present, how many operations ran with each dtype signature (an entry `compact` made
+    stands for `count` of them)."""
     summary: dict[str, Counter[str]] = {}
     for entry in entries:
-        summary.setdefault(entry["role"], Counter())[signature(entry)] += 1
+        summary.setdefault(entry["role"], Counter())[signature(entry)] += entry.get("count", 1)
     return {role: dict(sorted(summary[role].items())) for role in ROLES if role in summary}
+
+
+def compact(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries with each (role, dtypes, file, line) once, in order, counted: Python loops repeat them.
+    The child sends its profile compacted; the grader compacts what it receives again (it may be forged)."""
+    kept: dict[tuple, dict[str, Any]] = {}
+    for entry in entries:
+        key = (entry["role"], signature(entry), entry.get("file"), entry.get("line"))
+        if key in kept:
+            kept[key]["count"] += entry.get("count", 1)
+        else:
+            kept[key] = {**entry, "count": entry.get("count", 1)}
+    return list(kept.values())
 
 
 def _live(jaxpr: Any) -> Any:
@@ -156,9 +171,10 @@ def _record(fn: Any, inputs: dict[str, Any] | list[Any], harness: Any, folder: A
     if harness is None:
         call(*_copies(list(inputs.values()) if isinstance(inputs, dict) else list(inputs)))
         return recording
-    with tempfile.TemporaryDirectory() as scratch:
+    with contextlib.ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory())) if folder is None else folder
         try:
-            harness.run_case(call, dict(inputs), Path(scratch) if folder is None else folder)
+            harness.run_case(call, dict(inputs), folder)
         except Exception:
             if recording.failure is not None or not recording.eqns:
                 raise

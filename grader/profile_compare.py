@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from grader.profile import ROLES, signature
+from grader.profile_walk import dtype_width
 from grader.results import PrecisionProfile
 
 _NOUNS = {  # a role as the sentences name it, one and many
@@ -105,7 +106,7 @@ def _reference_only(role: str, sig: str, entries: list[dict[str, Any]]) -> str:
 def _widths(sig: str) -> tuple[int, int]:
     """The narrowest operand's and the result's widths in bits: "bfloat16 x float32 -> float32" -> 16, 32."""
     operands, result = sig.rsplit(" -> ", 1)
-    return min(_width(d) for d in operands.split(" -> ")[0].split(" x ")), _width(result)
+    return min(dtype_width(d) for d in operands.split(" -> ")[0].split(" x ")), dtype_width(result)
 
 
 def _wider_sum(role: str, sig: str, reference: dict[str, dict[str, int]]) -> bool:
@@ -122,11 +123,6 @@ def _wider_sum(role: str, sig: str, reference: dict[str, dict[str, int]]) -> boo
 def _covered(role: str, sig: str, learner: dict[str, dict[str, int]]) -> bool:
     """Whether the learner's reductions include one at least as wide as the reference's `sig`."""
     return any(_wider_sum(role, mine, {role: {sig: 1}}) for mine in learner.get(role, {}))
-
-
-def _width(dtype: str) -> int:
-    digits = "".join(c for c in dtype.split("_")[0] if c.isdigit())
-    return int(digits) if digits else 0
 
 
 def compare_profiles(learner: dict[str, Any], reference: dict[str, Any], limit: int = 4) -> list[str]:
@@ -169,11 +165,11 @@ def precision_profile(case: int, learner: dict[str, Any], reference: dict[str, A
     reference, the learner's entries and summary, and of the reference its summary only (no line of the
     solution reaches the learner)."""
     differences = compare_profiles(learner, reference)
-    error = differences[0] if differences and differences[0].startswith("no profile") else ""
+    error = "error" in learner or "error" in reference  # then the one line says why there is no profile
     return PrecisionProfile(
         case=case,
         differences=() if error else tuple(differences),
-        error=error,
+        error=differences[0] if error else "",
         learner={key: learner[key] for key in ("entries", "summary", "seconds") if key in learner},
         reference={"summary": reference.get("summary", {})},
     )

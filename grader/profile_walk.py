@@ -48,7 +48,8 @@ def _is_float(dtype: str) -> bool:
     return dtype.startswith(("float", "bfloat"))
 
 
-def _width(dtype: str) -> int:
+def dtype_width(dtype: str) -> int:
+    """The bits of a dtype by its name: float16 -> 16, float8_e4m3fn -> 8 (0 for bool)."""
     digits = "".join(c for c in dtype.split("_")[0] if c.isdigit())
     return int(digits) if digits else 0
 
@@ -105,7 +106,7 @@ def _role(eqn: Any) -> str:
         return "reduction"
     if name in _EXP_LOG:
         # the exponent of one float32 number (a scale's power of two) is bookkeeping, not a tensor's precision
-        one = _shape(eqn.invars[0]) == () and _width(_dtype(eqn.invars[0])) >= 32
+        one = _shape(eqn.invars[0]) == () and dtype_width(_dtype(eqn.invars[0])) >= 32
         return "" if one else "exp/log"
     if name == "convert_element_type":
         return "cast"
@@ -222,7 +223,7 @@ class Walk:
         """Whether the equation adds to a running sum in 16 bits or fewer (the same line adding to what it
         added before, or to a loop's carried value); records its own result as one."""
         result = _dtype(eqn.outvars[0])
-        if eqn.primitive.name != "add" or not _is_float(result) or _width(result) > 16:
+        if eqn.primitive.name != "add" or not _is_float(result) or dtype_width(result) > 16:
             return False
         sums = self.facts["sum_at"]
         running = any(sums.get(id(v)) in (line, _CARRY) for v in eqn.invars)
@@ -262,7 +263,7 @@ class Walk:
         facts = self.facts
         if value in facts["one_number"]:
             facts["one_number"][out] = True
-        if _is_float(target) and _width(target) >= _width(source):
+        if _is_float(target) and dtype_width(target) >= dtype_width(source):
             if source.startswith("float8"):
                 facts["float8"][out] = source  # float8 numbers widened to compute with: still float8
                 return
@@ -271,7 +272,7 @@ class Walk:
         if (
             source in (target, "bool")
             or not _is_float(target)
-            or (not _is_float(source) and _width(target) >= 32)
+            or (not _is_float(source) and dtype_width(target) >= 32)
         ):
             return  # a weak-type change, a mask made numbers, a counter in float32, a conversion to integers
         if getattr(eqn.invars[0].aval, "weak_type", False):
@@ -281,9 +282,9 @@ class Walk:
             return  # a gradient flowing back through a promotion of the forward pass, reported there
         if kind == "internal":
             entry = self.pending.get(value)
-            if entry is not None and _width(target) < _width(source):
+            if entry is not None and dtype_width(target) < dtype_width(source):
                 entry["result"] = target  # the reduction's value, back in the learner's dtype
-            elif _width(target) > _width(source):
+            elif dtype_width(target) > dtype_width(source):
                 facts["seen_as"][out] = facts["seen_as"].get(value, source)
             return
         before = facts["cast_from"].get(value)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.profile import ROLES, signature, summarize
+from grader.profile import ROLES, compact, summarize
 
 WATCH_INTERVAL = 0.1  # seconds between checks of the child's memory while waiting for an event
 MAX_LINE = 64 << 20
@@ -130,6 +130,7 @@ def decode_raised(message: object) -> Raised:
 
 
 MAX_PROFILE_ENTRIES = 2000
+_NUMBERS = {"line": lambda v: v is None or type(v) is int, "count": lambda v: type(v) is int and v > 0}
 
 
 def _profile_entry(entry: object) -> dict | None:
@@ -144,22 +145,10 @@ def _profile_entry(entry: object) -> dict | None:
             checked[key[:40]] = value[:80]
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
             checked[key[:40]] = [item[:80] for item in value[:8]]
-        elif key in ("line", "count") and (value is None or type(value) is int):
+        elif key in _NUMBERS and _NUMBERS[key](value):
             checked[key] = value
     well_formed = isinstance(checked.get("result"), str) and isinstance(checked.get("operands"), list)
     return checked if well_formed and checked["operands"] else None
-
-
-def compact(entries: list[dict]) -> list[dict]:
-    """The entries with each (role, dtypes, file, line) once, in order, counted: Python loops repeat them."""
-    kept: dict[tuple, dict] = {}
-    for entry in entries:
-        key = (entry["role"], signature(entry), entry.get("file"), entry.get("line"))
-        if key in kept:
-            kept[key]["count"] += 1
-        else:
-            kept[key] = {**entry, "count": 1}
-    return list(kept.values())
 
 
 def decode_profile(message: object) -> dict:
@@ -171,12 +160,8 @@ def decode_profile(message: object) -> dict:
     seconds = float(seconds) if isinstance(seconds, int | float) else 0.0
     if "error" in message or not isinstance(message.get("entries"), list):
         return {"error": _text(message, "error", 300) or "the profile could not be read", "seconds": seconds}
-    entries = [e for e in map(_profile_entry, message["entries"][: 50 * MAX_PROFILE_ENTRIES]) if e]
-    return {
-        "entries": compact(entries)[:MAX_PROFILE_ENTRIES],
-        "summary": summarize(entries),
-        "seconds": seconds,
-    }
+    entries = compact([e for e in map(_profile_entry, message["entries"][: 50 * MAX_PROFILE_ENTRIES]) if e])
+    return {"entries": entries[:MAX_PROFILE_ENTRIES], "summary": summarize(entries), "seconds": seconds}
 
 
 class EventReader:

@@ -167,17 +167,15 @@ class TrustedOutputs:
         return self.digests[(request.problem.id, REFERENCE)], request.profile.seed
 
     def _profile_known(self, request: TrustedRequest) -> bool:
-        if request.profile is None or self._profile_key(request) in _profiles:
+        """Whether the reference's profile is in memory or in the store (read into memory if so)."""
+        if request.profile is None:
             return True
-        digest = self._profile_key(request)[0]
-        stored = (
-            self.profiles.load_document(output_cache.profile_key(digest, request.profile))
-            if self.profiles
-            else None
-        )
-        if stored is not None:
-            _profiles[self._profile_key(request)] = stored
-        return stored is not None
+        key = self._profile_key(request)
+        if key not in _profiles and self.profiles:
+            stored = self.profiles.load_document(output_cache.profile_key(key[0], request.profile))
+            if stored is not None:
+                _profiles[key] = stored
+        return key in _profiles
 
     def reference_profile(self, problem_id: str) -> dict | None:
         """The reference's precision profile on the request's profile case, waiting for it; None when none

@@ -247,3 +247,16 @@ def test_code_that_needs_writable_numpy_inputs_is_profiled_in_the_child(graded):
     result = graded(numpy_first)
     assert result.status is Status.FAIL and not result.profile.error, result.profile
     assert any("sum at submission.py:9" in line for line in result.profile.differences)
+
+
+def test_a_compacted_profile_keeps_its_counts_and_a_bad_count_is_dropped():
+    entry = {
+        "role": "cast",
+        "primitive": "convert_element_type",
+        "operands": ["float32"],
+        "result": "float16",
+    }
+    sent = {"entries": [entry | {"count": 3}, entry, entry | {"count": 0}, entry | {"count": -5}]}
+    decoded = decode_profile(sent)
+    assert decoded["entries"] == [entry | {"count": 6}]  # 3 + 1, and the bad counts count once each
+    assert decoded["summary"] == {"cast": {"float32 -> float16": 6}}

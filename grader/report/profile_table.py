@@ -9,6 +9,10 @@ from grader.profile import ROLES, signature
 from grader.results import PrecisionProfile, ProblemResult
 
 _WIDTH = 100
+_LISTED = (  # what the profile lists (grader/profile.py's roles), as both texts say it
+    "matmuls, reductions, 16-bit running sums, exp and log, scalings by a scalar, casts, and operations "
+    "that mix dtypes"
+)
 
 
 def _wrapped(text: str, first: str, rest: str) -> list[str]:
@@ -25,11 +29,8 @@ def profile_lines(result: ProblemResult) -> list[str]:
     if profile.error:
         return _wrapped(f"Precision profile ({traced}): {profile.error}", "  ", "    ")
     if not profile.differences:
-        same = (
-            f"Precision profile ({traced}): the operations it lists (matmuls, reductions, 16-bit running "
-            "sums, exp and log, scalings by a scalar, casts, operations that mix dtypes) ran in the same "
-            "dtypes as in the reference"
-        )
+        same = f"Precision profile ({traced}): the operations it lists ({_LISTED}) ran in the same dtypes"
+        same += " as in the reference"
         if not result.passed:
             same += (
                 "; it does not list elementwise arithmetic or what is saved, so look there, and at the "
@@ -43,19 +44,16 @@ def profile_lines(result: ProblemResult) -> list[str]:
 
 
 def _yours(profile: PrecisionProfile, role: str) -> dict[str, tuple[str, str]]:
-    """The learner's signatures in `role`, each with how often and on which lines it ran."""
-    counts: dict[str, int] = {}
+    """The learner's signatures in `role`, each with how often (the summary's count) and on which lines."""
     lines: dict[str, list[str]] = {}
-    for entry in profile.learner.get("entries", []):
-        if entry["role"] != role:
-            continue
-        sig = signature(entry)
-        counts[sig] = counts.get(sig, 0) + entry.get("count", 1)
-        where = str(entry["line"]) if entry.get("line") is not None else "library"
-        if where not in lines.setdefault(sig, []):
-            lines[sig].append(where)
+    for entry in profile.learner["entries"]:
+        if entry["role"] == role:
+            where = str(entry["line"]) if entry.get("line") is not None else "library"
+            if where not in lines.setdefault(signature(entry), []):
+                lines[signature(entry)].append(where)
+    counts = profile.learner["summary"].get(role, {})
     return {
-        sig: (f"{counts[sig]}", ", ".join(lines[sig][:4]) + (", ..." if len(lines[sig]) > 4 else ""))
+        sig: (str(counts[sig]), ", ".join(lines[sig][:4]) + (", ..." if len(lines[sig]) > 4 else ""))
         for sig in counts
     }
 
@@ -87,8 +85,7 @@ def side_by_side(result: ProblemResult) -> str:
         for row in rows
     ]
     note = (
-        "Only what matters for precision is listed: matmuls, reductions, exp and log, casts, operations "
-        "that mix dtypes, and scalings by a scalar. `!` marks dtypes on one side only; `library` an "
-        "operation inside a library call. The reference's lines are not shown."
+        f"Only what matters for precision is listed: {_LISTED}. `!` marks dtypes on one side only; "
+        "`library` an operation inside a library call. The reference's lines are not shown."
     )
     return "\n".join([head, *table, "", *_wrapped(note, "  ", "  ")]) + "\n"
