@@ -4,6 +4,9 @@ missing one gets, in one place."""
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +30,14 @@ class LearnerCheckout:
         return self.root / "problems" / problem.id / "stub.py"
 
     def missing(self, problem: Problem) -> bool:
-        return not self.stub(problem).is_file()
+        """Whether the stub is absent: nothing there, or something that is not a file (a folder, a pipe).
+        Never raises, and follows no link: a link counts as present, and so does a stub the OS will not even
+        look at (a name too long, a folder without permission), so that reading it says why."""
+        try:
+            mode = os.lstat(self.stub(problem)).st_mode
+        except OSError as exc:
+            return exc.errno in (errno.ENOENT, errno.ENOTDIR)
+        return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
 
     def untouched(self, problem: Problem) -> bool:
         """Whether the stub still raises the NotImplementedError it was handed out with (`grade check` makes

@@ -180,18 +180,12 @@ class _Channel:
         self._file = os.fdopen(fd, "w", encoding="utf-8")
 
     def send(self, **event: Any) -> None:
-        self._file.write(json.dumps(event, allow_nan=True) + "\n")
+        self._file.write(json.dumps(event, allow_nan=False) + "\n")
         self._file.flush()
 
 
-def _load(channel: _Channel, job: dict, number: int, harnesses: dict) -> Any:
+def _load(channel: _Channel, job: dict, number: int) -> Any:
     """Loads the job's function and reports it; None when it cannot be loaded (the report says why)."""
-    harness = harnesses.get(job.get("harness") or "")
-    if isinstance(harness, BaseException):  # course code: the job's failure, never the learner's
-        detail = "".join(traceback.format_exception(harness))
-        failure = _load_failure("harness", f"harness: {harness}", detail)
-        channel.send(event="load", label=job["label"], **failure)
-        return None
     start = time.perf_counter()
     fn, failure = load_function(Path(job["path"]), job["function"], job["parameters"], f"submission_{number}")
     if failure:
@@ -199,6 +193,21 @@ def _load(channel: _Channel, job: dict, number: int, harnesses: dict) -> Any:
         return None
     channel.send(event="load", label=job["label"], ok=True, seconds=time.perf_counter() - start)
     return fn
+
+
+def _harness_failures(jobs: list[dict], harnesses: dict) -> dict[str, dict[str, str]]:
+    """The problems whose harness (course code) failed to load, with why: said in the ready event, before
+    any learner code runs, since a learner's process could forge anything it says later."""
+    failures = {}
+    for job in jobs:
+        harness = harnesses.get(job.get("harness") or "")
+        if isinstance(harness, BaseException):
+            detail = "".join(traceback.format_exception(harness))
+            failures[job["problem"]] = {
+                "message": _describe.cap(f"harness: {harness}"),
+                "detail": _describe.cap(detail),
+            }
+    return failures
 
 
 def _run_cases(channel: _Channel, job: dict, fn, number: int, workdir: str, harnesses: dict) -> None:
@@ -243,14 +252,42 @@ def _profile(channel: _Channel, job: dict, fn, number: int, workdir: str, harnes
     channel.send(event="profile", label=job["label"], profile=found)
 
 
+def _restrict(sandbox: dict, processes: dict) -> dict[str, Any]:
+    """Closes what learner code must not reach, before any submission is imported, and returns what held:
+    Landlock's filesystem, network and signal rules (grader/landlock.py), the seccomp filter on sockets
+    (grader/seccomp.py), and the PID namespace the child entered at its start (grader/process_namespace.py).
+    """
+    import jax
+
+    jax.devices()  # the backend starts before the sandbox closes: a GPU runtime reads /proc and /sys
+    landlock, seccomp = _sibling("landlock"), _sibling("seccomp")  # read before Landlock closes their folder
+    held = landlock.restrict_child(sandbox["forbidden"]) if sandbox["forbidden"] is not None else None
+    report = held or landlock.unavailable("not asked")
+    sockets = (
+        seccomp.close_sockets()
+        if sandbox["sockets"]
+        else {"sockets": False, "reason": "not asked"}
+    )
+    report |= {"sockets": sockets["sockets"], "sockets_reason": sockets["reason"]}
+    report |= {"processes": processes["processes"], "processes_reason": processes["reason"]}
+    if not report["filesystem"]:  # nothing keeps this child out of other learners' cache folders
+        jax.config.update("jax_enable_compilation_cache", False)
+    return report
+
+
 def main(argv: list[str]) -> None:
     request_fd, result_fd = int(argv[1]), int(argv[2])
     control = int(argv[3]) if len(argv) > 3 else None
+    # First, while this process has one thread: a PID namespace that takes every process it starts with it.
+    isolated = argv[4:] == ["isolate"]
+    processes = (
+        _sibling("process_namespace").enter() if isolated else {"processes": False, "reason": "not asked"}
+    )
     with os.fdopen(request_fd, "rb") as source:
         request = pickle.load(source)  # written by the grader, never by learner code
     channel = _Channel(result_fd)
     _limits.apply_limits(request.get("limits", {}))
-    import jax  # imported before learner code, so its cost is not the learner's
+    import jax  # noqa: F401  (imported before learner code, so its cost is not the learner's)
     import numpy  # noqa: F401
 
     _limits.block_imports(request["block_imports"])
@@ -261,18 +298,15 @@ def main(argv: list[str]) -> None:
         _profiler = _sibling("profile")  # grader code, likewise
         _profiler.preload()
     sandbox = request.get("sandbox")
-    if sandbox is not None:
-        jax.devices()  # the backend starts before the sandbox closes: a GPU runtime reads /proc and /sys
-        paths = [job["path"] for job in request["jobs"]]  # Landlock, before any submission is imported
-        held = _sibling("landlock").restrict_child(sandbox["forbidden"], paths)
-        channel.send(event="sandbox", **held)
-        if sandbox["required"] and not held["filesystem"]:
-            message = f"the sandbox is required (--require-sandbox) but did not hold: {held['reason']}"
-            for job in request["jobs"]:
-                channel.send(event="load", label=job["label"], **_load_failure("sandbox", message, ""))
-            os._exit(0)
+    held = _restrict(sandbox, processes) if sandbox is not None else None
+    failures = _harness_failures(request["jobs"], harnesses)
+    channel.send(event="ready", sandbox=held, harness_failures=failures)  # the last word of trusted code
+    if held is not None and sandbox["required"] and not held["filesystem"]:
+        os._exit(0)  # the grader reads the report and grades nothing
     loaded: dict[tuple[str, str], Any] = {}  # (file, function name) -> what the job before loaded
     for number, job in enumerate(request["jobs"]):
+        if job["problem"] in failures:
+            continue  # the grader knows from the ready event
         if number and job["problem"] != request["jobs"][number - 1]["problem"]:
             _forget_compiled()  # files of one problem (a reference and its pitfalls) share their kernels
         _redirect_output(workdir, number)
@@ -281,7 +315,7 @@ def main(argv: list[str]) -> None:
         key = (job["path"], job["function"])
         fn = loaded.get(key) if job.get("ask") else None
         if fn is None:
-            fn = _load(channel, job, number, harnesses)
+            fn = _load(channel, job, number)
             loaded = {key: fn} if fn is not None else {}
         else:
             channel.send(event="load", label=job["label"], ok=True, seconds=0.0)

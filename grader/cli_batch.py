@@ -52,7 +52,7 @@ def batch_command(argv: list[str]) -> int:
 
     rows = batch.grade_roster(course, args.roster, grader, jobs=args.jobs, on_row=show, shard=args.shard)
     if args.shard:
-        roster = [learner.name for learner in batch.learners_in(args.roster)]
+        roster = [batch.learner_name(learner) for learner in batch.learners_in(args.roster)]
         problems = [problem.id for problem in course.problems()]
         record = write_record(args.out, args.shard, roster, problems, grader.mode, rows)
         print(f"shard {args.shard[0]}/{args.shard[1]}: {record} is what `grade merge` reads")

@@ -59,7 +59,7 @@ def _watch(argv: list[str]) -> int:
         result = (
             checkout.missing_result(problem)
             if checkout.missing(problem)
-            else grader.grade_file(problem, stub)
+            else grader.grade_file(problem, stub, root=checkout.root)
         )
         progress.record_result(checkout.root, result, stub, grader.mode)
         print(learner_block(result, problem, checkout.root, grader), flush=True)

@@ -109,14 +109,16 @@ def run_grade(argv: list[str]) -> int:
     submissions = {p.id: args.submission or checkout.stub(p) for p in problems}
     if not args.all:
         for path in submissions.values():
-            if not path.is_file():
+            if not os.path.lexists(path):  # a link is there: the grader refuses it with the reason
                 raise UsageError(f"no submission file at {path}")
 
     stdout_format, files = destinations(args.format)
     grader = make_grader(course, args, settings)
     results: list[ProblemResult] = []
     ready = {
-        p.id: checkout.missing_result(p, path) for p in problems if not (path := submissions[p.id]).is_file()
+        p.id: checkout.missing_result(p, path)
+        for p in problems
+        if not os.path.lexists(path := submissions[p.id])
     }
 
     def show_in_order(result: ProblemResult | None = None) -> None:
@@ -139,10 +141,14 @@ def run_grade(argv: list[str]) -> int:
     show_in_order()
     todo = [(p, submissions[p.id]) for p in problems if p.id not in ready]
     if todo:
-        grader.grade_files(todo, on_result=show_in_order)
+        grader.grade_files(todo, on_result=show_in_order, root=None if args.submission else root)
     show_in_order()
     report = GradeReport(mode=grader.mode, problems=tuple(results))
     write_reports(report, stdout_format, files, args.gradescope_visibility)
     if stdout_format == "text" and len(results) > 1:
         print(f"{sum(r.passed for r in results)} of {len(results)} problems passed.")
+    broken = [result.problem for result in results if result.fault == "grader"]
+    if broken:  # not a verdict on the learner: the course or the machine could not grade
+        print(f"grade: error: the grader could not grade {', '.join(broken)} (see why)", file=sys.stderr)
+        return 2
     return 0 if report.passed else 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from grader.problems import Course, Problem
 from grader.profile_compare import precision_profile
 from grader.results import CaseResult, MatchedPitfall, PrecisionProfile, ProblemResult, Sandbox, Status
 from grader.sandbox import check_sandbox
+from grader.submission import Submission, SubmissionRefused, read_submission
 from grader.verdicts import case_result, summarise
 
 PROFILE_MODES = ("failing", "always", "off")
@@ -75,24 +77,37 @@ class Grader:
         with contextlib.suppress(CourseError):
             wait_all(self.expected.start(problems, cases), problems)
 
-    def grade_file(self, problem: Problem, submission: Path) -> ProblemResult:
-        """Grades `submission` (a learner's stub.py or any file defining the function) in a child process."""
-        return self.grade_files([(problem, submission)])[0]
+    def grade_file(self, problem: Problem, submission: Path, root: Path | None = None) -> ProblemResult:
+        """Grades `submission` (a learner's stub.py, below their checkout `root`, or any file defining the
+        function) in a child process."""
+        return self.grade_files([(problem, submission)], root=root)[0]
 
     def grade_files(
         self,
         items: list[tuple[Problem, Path]],
         on_result: Callable[[ProblemResult], None] | None = None,
+        root: Path | None = None,
     ) -> list[ProblemResult]:
         """Grades one learner's files, one per problem, in one child process (a fresh one takes over after
-        a submission that kills its child). `on_result` gets each problem's result as soon as it is known.
-        """
+        a submission that kills its child). `root` is the learner's checkout when the files lie in one: no
+        link below it is followed. Each file is read once, here (grader/submission.py); one that cannot be
+        graded as a submission (a link, a device, too large) is an error with the reason. `on_result` gets
+        each problem's result as soon as it is known."""
         for _, submission in items:
-            if not submission.is_file():
+            if not os.path.lexists(submission):
                 raise UsageError(f"no submission file at {submission}")
         start = time.monotonic()
-        cases = {problem.id: make_cases(problem, self.secret) for problem, _ in items}
-        problems = [problem for problem, _ in items]
+        learner = str((root or items[0][1]).absolute()) if items else ""
+        read: dict[str, Submission] = {}
+        results: dict[str, ProblemResult] = {}
+        for problem, path in items:
+            try:
+                read[problem.id] = self._read(path, root)
+            except SubmissionRefused as exc:
+                results[problem.id] = self._refused(problem, path, str(exc))
+        todo = [(problem, path) for problem, path in items if problem.id in read]
+        cases = {problem.id: make_cases(problem, self.secret) for problem, _ in todo}
+        problems = [problem for problem, _ in todo]
         practice = {p.id: make_cases(p) if self.secret else cases[p.id] for p in problems}
         traced = {p.id: practice[p.id][PROFILE_CASE] for p in problems if self.profile != "off"}
         references = self.expected.start(problems, cases, traced)
@@ -103,36 +118,74 @@ class Grader:
         # cannot tell yet), and it reuses what the hidden run loaded and compiled. The precision profile is
         # traced on a practice case after the practice run (asking first, unless every answer is profiled).
         jobs, asks = [], self.profile == "failing"
-        for problem, path in items:
+        for problem in problems:
             profile = {"profile": traced.get(problem.id), "profile_if_failed": asks}
+            submission = read[problem.id]
             if not self.secret:
-                jobs.append(Job(problem.id, path.resolve(), problem, cases[problem.id], **profile))
+                jobs.append(Job(problem.id, submission, problem, cases[problem.id], **profile))
                 continue
-            jobs.append(Job(problem.id, path.resolve(), problem, cases[problem.id]))
+            jobs.append(Job(problem.id, submission, problem, cases[problem.id]))
             label = naming_label(problem.id)
-            jobs.append(Job(label, path.resolve(), problem, practice[problem.id], problem.id, **profile))
+            jobs.append(Job(label, submission, problem, practice[problem.id], problem.id, **profile))
         needed = self._answer_failed(cases, references) if self.secret or asks else None
-        learner = IsolatedRun(jobs, self.limits, needed=needed).start()
-        results = []
+        run = IsolatedRun(jobs, self.limits, needed=needed, learner=learner).start() if jobs else None
         try:
             for problem, path in items:
-                outcome = learner.wait_for(problem.id)
-                expected = self._expected(outcome, references, problem)
-                shown = _display_path(path.resolve())
-                run = (lambda p=problem: learner.wait_for(naming_label(p.id))) if self.secret else None
-                namer = self._namer(problem, practice[problem.id], outcome, run)
-                profiled = self._profiler(problem, references, run or (lambda o=outcome: o))
-                result = self._result(
-                    problem, cases[problem.id], outcome, expected, shown, namer, start, profiled
-                )
-                start = time.monotonic()
-                results.append(result)
+                if problem.id in results:
+                    result = results[problem.id]
+                else:
+                    assert run is not None
+                    result = self._graded(problem, path, run, cases, practice, references, start)
+                    start = time.monotonic()
+                    results[problem.id] = result
                 if on_result:
                     on_result(result)
         finally:
-            learner.cancel()  # normally over already; after an error, nothing is left running
+            if run is not None:
+                run.close()  # normally over already; after an error, nothing is left running or on disk
             references.cancel()
-        return results
+        return [results[problem.id] for problem, _ in items]
+
+    def _read(self, path: Path, root: Path | None) -> Submission:
+        """The submission's bytes, read once (following links only in the tests that show why not)."""
+        if not self.limits.settings.protects("submission-copy"):
+            return Submission(name=path.name, source=path.read_bytes(), shown=str(path))
+        return read_submission(path.absolute(), root.absolute() if root else None)
+
+    def _refused(self, problem: Problem, path: Path, reason: str) -> ProblemResult:
+        """The result of a file that cannot be graded as a submission: the learner's error, nothing run."""
+        return ProblemResult(
+            problem=problem.id,
+            title=problem.title,
+            status=Status.ERROR,
+            submission=_display_path(path.absolute()),
+            message=reason,
+            fault="learner",
+            rtol=problem.tolerance.rtol,
+            atol=problem.tolerance.atol,
+            points=problem.points,
+            function=problem.function,
+            segments=problem.segments,
+        )
+
+    def _graded(
+        self,
+        problem: Problem,
+        path: Path,
+        run: IsolatedRun,
+        cases: dict[str, list[Case]],
+        practice: dict[str, list[Case]],
+        references: References,
+        start: float,
+    ) -> ProblemResult:
+        """The result of one problem of a learner's run, once its job is over."""
+        outcome = run.wait_for(problem.id)
+        expected = self._expected(outcome, references, problem)
+        practice_run = (lambda: run.wait_for(naming_label(problem.id))) if self.secret else None
+        namer = self._namer(problem, practice[problem.id], outcome, practice_run)
+        profiled = self._profiler(problem, references, practice_run or (lambda: outcome))
+        shown = _display_path(path.absolute())
+        return self._result(problem, cases[problem.id], outcome, expected, shown, namer, start, profiled)
 
     def grade_function(self, problem: Problem, fn: Callable) -> ProblemResult:
         """Grades a function object in this process (for notebooks), on the practice cases only: learner code
@@ -216,7 +269,7 @@ class Grader:
             except CourseError:
                 return True  # the broken reference is reported where the answer is graded
             case_results = self._case_results(job.problem, cases[job.problem.id], answer, expected)
-            status = summarise(case_results, answer.load_failure)[0]
+            status = summarise(cases[job.problem.id], case_results, answer, self.limits)[0]
             return status is Status.FAIL if what == "profile" else status is not Status.PASS
 
         return needed
@@ -247,10 +300,8 @@ class Grader:
     ) -> ProblemResult:
         """The result of one problem; `seconds` counts from `start` to the end of naming the mistake."""
         case_results = self._case_results(problem, cases, outcome, expected)
-        status, message = summarise(case_results, outcome.load_failure)
-        if outcome.load_failure and outcome.load_failure.kind == "harness":
-            raise CourseError(f"the harness of {problem.id} failed: {outcome.load_failure.message}")
-        matched = namer() if status is not Status.PASS else []
+        status, message, fault = summarise(cases, case_results, outcome, self.limits)
+        matched = namer() if status is not Status.PASS and fault != "grader" else []
         profile = profiled() if status is Status.FAIL or self.profile == "always" else None
         if matched:
             message = f"{message}; this matches the named pitfall {matched[0].name!r}"
@@ -260,6 +311,7 @@ class Grader:
             status=status,
             submission=submission,
             message=message,
+            fault=fault,
             cases=tuple(case_results),
             pitfall=matched[0] if matched else None,
             also_matches=tuple(matched[1:]),

@@ -10,6 +10,7 @@ from pathlib import Path
 from grader.cases import Case
 from grader.limits import Limits, address_space_limit
 from grader.problems import Problem
+from grader.submission import Submission
 
 BLOCKED_IMPORTS = ["grader", "solutions"]  # what learner code may not import in its child
 
@@ -19,7 +20,7 @@ class Job:
     """One submission to call on one problem's cases."""
 
     label: str  # unique within a run
-    path: Path
+    submission: Submission  # its bytes: the child grades a copy in its private folder, never the original
     problem: Problem
     cases: list[Case]
     after: str = ""  # a job this one only serves: not run in a fresh child if that one stopped its child
@@ -32,17 +33,19 @@ def cpu_seconds(limits: Limits, jobs: list[Job]) -> int:
     return limits.cpu_seconds(sum(len(job.cases) + bool(job.profile) for job in jobs))
 
 
-def encode_request(jobs: list[Job], limits: Limits, trusted: bool, sandbox: dict | None, ask: bool) -> bytes:
-    """The request a child reads: with `ask`, it asks the grader before each job that serves another, and
-    before profiling a job marked `profile_if_failed`. Learner code may not import the grader; the course's
-    own code (`trusted`) may."""
+def encode_request(
+    jobs: list[Job], paths: dict[str, Path], limits: Limits, trusted: bool, sandbox: dict | None, ask: bool
+) -> bytes:
+    """The request a child reads: each job's copy of its submission (`paths`, by label), and with `ask`,
+    asking the grader before each job that serves another, and before profiling a job marked
+    `profile_if_failed`. Learner code may not import the grader; the course's own code (`trusted`) may."""
     return pickle.dumps(
         {
             "jobs": [
                 {
                     "label": job.label,
                     "problem": job.problem.id,
-                    "path": str(job.path),
+                    "path": str(paths[job.label]),
                     "function": job.problem.function,
                     "parameters": list(job.problem.parameters),
                     "harness": str(job.problem.harness_path or ""),

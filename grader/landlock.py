@@ -180,11 +180,11 @@ SYSTEM_FILES = (
 )
 
 
-def restrict_child(forbidden: list[str], submissions: list[str]) -> dict[str, object]:
-    """Restricts a grading child: it reads only the Python installation, its packages, the system libraries
-    and the `submissions`, writes only its working folder and the compilation cache, and opens no TCP
-    connection. A path that would expose a `forbidden` folder (the course checkout, which holds the
-    solutions) is never allowed. Returns what held; never raises."""
+def restrict_child(forbidden: list[str]) -> dict[str, object]:
+    """Restricts a grading child: it reads only the Python installation, its packages and the system
+    libraries, writes only its working folder (which holds the copies of the submissions it grades) and its
+    compilation cache, and opens no TCP connection. A path that would expose a `forbidden` folder (the
+    course checkout, which holds the solutions) is never allowed. Returns what held; never raises."""
     closed = [os.path.realpath(path) for path in forbidden]
 
     def exposes(path: str) -> bool:
@@ -195,8 +195,7 @@ def restrict_child(forbidden: list[str], submissions: list[str]) -> dict[str, ob
     read = [path for path in sorted(installed | set(SYSTEM_READ)) if not exposes(path)]
     devices = [str(path) for path in Path("/dev").glob("nvidia*")] + ["/dev/null", "/dev/dri"]
     read_write = [os.getcwd(), *filter(None, [os.environ.get("JAX_COMPILATION_CACHE_DIR")]), *devices]
-    files = [*submissions, *SYSTEM_FILES]
     try:
-        return restrict(read, read_write, files)
+        return restrict(read, read_write, list(SYSTEM_FILES))
     except Exception as exc:  # never a reason not to grade: the report says the sandbox did not hold
         return unavailable(f"the sandbox failed to start: {exc}")

@@ -18,15 +18,17 @@ class Limits:
 
     `timeout` is the wall-clock limit per case and `start_timeout` the allowance for starting Python and
     importing the submission. `memory_bytes` bounds the child's memory (None: no limit). `output_bytes`
-    bounds what it may write to stdout, stderr and any file. `cpu_time` bounds the CPU seconds of the
-    whole child; by default it is the wall-clock total times the number of cores, a backstop that the
-    kernel enforces even if the grader itself is killed.
+    bounds what it may write to stdout, stderr and any file, `disk_bytes` what it may write to its folders
+    together (its private folder and its compilation cache), counted by the grader. `cpu_time` bounds the
+    CPU seconds of the whole child; by default it is the wall-clock total times the number of cores, a
+    backstop that the kernel enforces even if the grader itself is killed.
     """
 
     timeout: float = 60.0
     start_timeout: float = 120.0
     memory_bytes: int | None = 4 * GIB
     output_bytes: int = 64 << 20
+    disk_bytes: int = 512 << 20  # what a learner's child may write to its folder and its kernel cache
     cpu_time: float | None = None
     # The GRADE_* environment as the command read it: whether learner children restrict themselves with
     # Landlock (grader/landlock.py), whether a child in which no sandbox holds grades nothing, the

@@ -16,7 +16,8 @@ OUTPUT_HEAD, OUTPUT_TAIL = 4_000, 12_000  # what a report keeps of a child's std
 class LoadFailure:
     """Why a submission could not be imported or its function not called: one line, plus detail."""
 
-    kind: str  # syntax | import | missing_function | signature | crash
+    kind: str  # syntax | import | missing_function | signature | crash | protocol (the learner's);
+    # harness | sandbox (not the learner's: the course's code failed, or the required sandbox did not hold)
     message: str
     detail: str = ""
 
@@ -38,6 +39,8 @@ class RunOutcome:
     cases: dict[int, CaseOutcome] = field(default_factory=dict)
     stopped: str = ""  # why the run ended before its last case ("timed out after 60 s in case 3", ...)
     stopped_in_case: int | None = None
+    grader_failure: str = ""  # why the grader itself could not finish the run (never the learner's fault)
+    protocol_error: str = ""  # what learner code wrote on the result channel that the protocol forbids
     stdout: str = ""
     stderr: str = ""
     sandbox: Sandbox | None = None  # what protected the child that ran it

@@ -1,8 +1,12 @@
-"""The processes of a child and what it leaves behind: starting a child, finding its processes, killing them.
+"""The processes of a child and what it leaves behind: starting a child, finding its processes, counting
+their memory, killing them.
 
-A child runs in its own session; at the end of its run everything in that session is killed. A process that
-leaves the session with setsid() is reparented, when its parent dies, to the nearest subreaper: this
-process, once it has started a child, so it is found among this process's children and killed too.
+A learner's child puts itself in a PID namespace where the machine allows it (grader/process_namespace.py):
+everything it starts then dies with it. Here, without relying on that, a child runs in its own session;
+its processes are the session's and every process descending from it, whatever session it moved to; at the
+end of its run all of them are killed. A process whose parent dies is reparented to the nearest subreaper:
+this process, once it has started a child, so it is found among this process's children and killed too,
+round after round until none is left.
 """
 
 from __future__ import annotations
@@ -39,6 +43,22 @@ def session_members(session: int) -> list[int]:
     return [pid for pid, _, sid in _processes() if sid == session]
 
 
+def members(child: int) -> list[int]:
+    """Returns the child's processes: those of its session, and every process descending from it (one that
+    moved to a session of its own with setsid() is still a descendant while its parent lives)."""
+    found = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, parent, _ in found:
+        children.setdefault(parent, []).append(pid)
+    tree, stack = set(), [child]
+    while stack:
+        pid = stack.pop()
+        if pid not in tree:
+            tree.add(pid)
+            stack.extend(children.get(pid, ()))
+    return sorted(tree | {pid for pid, _, session in found if session == child})
+
+
 _OWN_CHILDREN: set[int] = set()
 _CHILDREN_LOCK = threading.Lock()
 _PR_SET_CHILD_SUBREAPER = 36
@@ -54,15 +74,23 @@ def become_subreaper() -> None:
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def kill_orphans() -> None:
+ORPHAN_HUNT_SECONDS = 60.0  # a hunt that finds new orphans for this long is a fork bomb: it is stopped
+
+
+def kill_orphans(rounds: int | None = None) -> None:
     """Kills and reaps the processes reparented to this process (see `become_subreaper`): whatever learner
     code left behind outside its child's session. Repeats until none is left, so that one that forks while
-    it is being killed is found too. A process in this process's own session (what its caller started
-    itself, a test runner's subprocess say) is never touched."""
+    it is being killed is found too, and so is each link of a chain of processes (a parent's children are
+    reparented here only once it is dead). A process in this process's own session (what its caller
+    started itself, a test runner's subprocess say) is never touched. `rounds` caps the hunt (the old
+    behaviour, shown by the tests with GRADE_TEST_UNPROTECTED=process-namespace)."""
     if not sys.platform.startswith("linux"):
         return
     me, my_session = os.getpid(), os.getsid(0)
-    for _ in range(50):
+    deadline = time.monotonic() + ORPHAN_HUNT_SECONDS
+    round_number = 0
+    while time.monotonic() < deadline and (rounds is None or round_number < rounds):
+        round_number += 1
         with _CHILDREN_LOCK:
             orphans = [
                 pid
@@ -79,12 +107,12 @@ def kill_orphans() -> None:
                 os.waitpid(pid, 0)
 
 
-def resident_bytes(session: int) -> int:
-    """Returns the resident memory of a session's processes together, so that forking does not evade
-    the memory limit."""
+def resident_bytes(child: int, whole_tree: bool = True) -> int:
+    """Returns the resident memory of the child's processes together (`members`; with `whole_tree` false,
+    its session's only, as once), so that forking or leaving the session does not evade the limit."""
     page = os.sysconf("SC_PAGE_SIZE")
     total = 0
-    for pid in session_members(session):
+    for pid in members(child) if whole_tree else session_members(child):
         with contextlib.suppress(OSError, ValueError, IndexError):
             total += int(Path(f"/proc/{pid}/statm").read_text(encoding="ascii").split()[1]) * page
     return total
@@ -108,21 +136,22 @@ def exit_status_unreaped(process: subprocess.Popen, timeout: float) -> int | Non
     return process.returncode
 
 
-def kill_group(process: subprocess.Popen) -> None:
-    """Kills the child and every process left in its session, also one that left the child's process
-    group, and also after the child has exited (it is reaped only afterwards, so its ids stay ours)."""
+def kill_group(process: subprocess.Popen, orphan_rounds: int | None = None) -> None:
+    """Kills the child and all its processes (`members`: its session and its descendants, also after the
+    child has exited, since it is reaped only afterwards, so its ids stay ours), then what was left
+    behind (`kill_orphans`)."""
     if process.returncode is not None:
         return  # killed and reaped before, its orphans with it
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     if sys.platform.startswith("linux"):
-        for pid in session_members(process.pid):
+        for pid in members(process.pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
     process.wait()
     with _CHILDREN_LOCK:
         _OWN_CHILDREN.discard(process.pid)
-    kill_orphans()
+    kill_orphans(orphan_rounds)
 
 
 def start_child(argv: list[str], **options) -> subprocess.Popen:

@@ -105,14 +105,16 @@ class CaseResult:
         return data
 
 
-_PROTECTIONS = ("filesystem", "network", "signals")
+_PROTECTIONS = ("filesystem", "network", "signals")  # Landlock's, by ABI
 
 
 @dataclass(frozen=True)
 class Sandbox:
     """What protected the process that ran the learner's code: Landlock's restrictions as the child reported
     them (the kernel's ABI, and for each of filesystem, network and signals whether it held), why Landlock
-    did not hold where it did not, and the GRADE_SANDBOX command around the child, if any."""
+    did not hold where it did not, whether the seccomp filter closed sockets (UDP, Unix), whether a PID
+    namespace held the child's processes, the GRADE_SANDBOX command around the child, if any, and the
+    protections a test switched off (GRADE_TEST_UNPROTECTED)."""
 
     abi: int = 0
     filesystem: bool = False
@@ -120,10 +122,15 @@ class Sandbox:
     signals: bool = False
     reason: str = ""
     command: str = ""
+    sockets: bool = False
+    sockets_reason: str = ""
+    processes: bool = False
+    processes_reason: str = ""
+    unprotected: tuple[str, ...] = ()
 
     @property
     def held(self) -> int:
-        return sum(getattr(self, name) for name in _PROTECTIONS)
+        return sum(getattr(self, name) for name in (*_PROTECTIONS, "sockets", "processes"))
 
     def describe(self) -> str:
         held = [name for name in _PROTECTIONS if getattr(self, name)]
@@ -134,13 +141,28 @@ class Sandbox:
                 text += f" (not {', '.join(missing)}: this kernel's Landlock is too old for them)"
         else:
             text = f"no Landlock ({self.reason or 'not reported'})"
-        return text + (f"; GRADE_SANDBOX: {self.command}" if self.command else "")
+        text += (
+            "; seccomp closed sockets"
+            if self.sockets
+            else f"; sockets open ({self.sockets_reason or 'not reported'})"
+        )
+        if self.processes:
+            text += "; a PID namespace held its processes"
+        else:
+            text += f"; no PID namespace ({self.processes_reason or 'not reported'})"
+        text += f"; GRADE_SANDBOX: {self.command}" if self.command else ""
+        if self.unprotected:
+            text += f"; TESTING ONLY, switched off: {', '.join(self.unprotected)}"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "landlock_abi": self.abi,
             **{name: getattr(self, name) for name in _PROTECTIONS},
             "reason": self.reason,
+            "sockets": self.sockets,
+            "processes": self.processes,
+            "unprotected": list(self.unprotected),
             "command": self.command,
             "summary": self.describe(),
         }
@@ -176,6 +198,7 @@ class ProblemResult:
     status: Status
     submission: str
     message: str = ""  # one line: why the problem failed or errored
+    fault: str = ""  # whose fault a status other than pass is: "learner", or "grader" (never the learner's)
     cases: tuple[CaseResult, ...] = ()
     pitfall: MatchedPitfall | None = None
     also_matches: tuple[MatchedPitfall, ...] = ()  # other pitfalls whose outputs are the same here
@@ -210,6 +233,7 @@ class ProblemResult:
             "title": self.title,
             "status": str(self.status),
             "message": self.message,
+            "fault": self.fault or None,
             "submission": self.submission,
             "pitfall": self.pitfall.to_dict() if self.pitfall else None,
             "also_matches": [pitfall.to_dict() for pitfall in self.also_matches],

@@ -45,35 +45,57 @@ def check_sandbox(settings: Settings) -> None:
         raise CourseError(f"{SANDBOX_ENV} names {words[0]!r}, which is not installed")
 
 
-def landlock_request(
-    limits: Limits, problems: list[Problem], trusted: bool, prefix: list[str]
-) -> dict | None:
-    """What a child needs to restrict itself with Landlock: the folders it must never read (the course
-    checkouts, which hold the solutions); None for the course's own code (unless `landlock_course`) or when
-    switched off. With `require_sandbox` and no GRADE_SANDBOX the child grades nothing unless it holds."""
-    if not limits.settings.landlock or (trusted and not limits.landlock_course):
+def sandbox_request(limits: Limits, problems: list[Problem], trusted: bool, prefix: list[str]) -> dict | None:
+    """What a child is asked to close before it imports a submission (grader/child.py): with Landlock, the
+    folders it must never read (the course checkouts, which hold the solutions; None where Landlock is
+    off); whether it grades nothing unless Landlock holds (`require_sandbox` and no GRADE_SANDBOX); whether
+    it closes sockets with seccomp. None for the course's own code, unless `landlock_course`."""
+    settings = limits.settings
+    if trusted and not limits.landlock_course:
         return None
     courses = sorted({str(problem.directory.parent.parent) for problem in problems})
-    return {"forbidden": courses, "required": limits.settings.require_sandbox and not prefix}
+    return {
+        "forbidden": courses if settings.landlock else None,
+        "required": settings.require_sandbox and not prefix,
+        "sockets": settings.protects("socket-filter"),
+    }
+
+
+def isolates_processes(limits: Limits, trusted: bool) -> bool:
+    """Whether a child enters a PID namespace of its own (grader/process_namespace.py): learners' do."""
+    return not trusted and limits.settings.protects("process-namespace")
 
 
 def unreported(limits: Limits, prefix: list[str]) -> Sandbox:
-    """What protects a child before it reports its sandbox: no Landlock, and why; the GRADE_SANDBOX
-    command."""
-    if not limits.settings.landlock:
-        reason = f"switched off: {LANDLOCK_ENV}=off"
-    else:
-        reason = "the child stopped before it reported its sandbox"
-    return Sandbox(reason=reason, command=" ".join(prefix))
-
-
-def reported(event: dict, before: Sandbox) -> Sandbox:
-    """`before` with the protections a child reports (learner code has not run yet when it does), checked
-    field by field."""
-    abi = event.get("abi")
-    return dataclasses.replace(
-        before,
-        abi=abi if isinstance(abi, int) else 0,
-        **{key: event.get(key) is True for key in ("filesystem", "network", "signals")},
-        reason=str(event.get("reason", ""))[:300],
+    """What protects a child before it reports its sandbox: nothing yet; the GRADE_SANDBOX command."""
+    reason = "the child stopped before it reported its sandbox"
+    return Sandbox(
+        reason=f"switched off: {LANDLOCK_ENV}=off" if not limits.settings.landlock else reason,
+        sockets_reason=reason,
+        processes_reason=reason,
+        command=" ".join(prefix),
+        unprotected=tuple(sorted(limits.settings.unprotected)),
     )
+
+
+def _text(report: dict, key: str) -> str:
+    value = report.get(key, "")
+    return value[:300] if isinstance(value, str) else ""
+
+
+def reported(report: dict, before: Sandbox) -> Sandbox:
+    """`before` with the protections a child reports in its ready event (learner code has not run yet when
+    it does), checked field by field."""
+    abi = report.get("abi")
+    replaced = {
+        "abi": abi if type(abi) is int and 0 <= abi < 1000 else 0,
+        **{
+            key: report.get(key) is True
+            for key in ("filesystem", "network", "signals", "sockets", "processes")
+        },
+        "sockets_reason": _text(report, "sockets_reason"),
+        "processes_reason": _text(report, "processes_reason"),
+    }
+    if before.reason.startswith("switched off") and not replaced["filesystem"]:
+        return dataclasses.replace(before, **replaced)
+    return dataclasses.replace(before, **replaced, reason=_text(report, "reason"))

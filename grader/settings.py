@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import kernel_cache
 from grader.errors import CourseError
 
 CACHE_ENV = "GRADE_CACHE_DIR"
@@ -20,6 +21,19 @@ SANDBOX_ENV = "GRADE_SANDBOX"  # a command that runs learner code in an OS sandb
 LANDLOCK_ENV = "GRADE_LANDLOCK"  # "off": learner children do not restrict themselves with Landlock
 REQUIRE_SANDBOX_ENV = "GRADE_REQUIRE_SANDBOX"  # "1": grade nothing where no sandbox held
 COURSE_ROOT_ENV = "GRADE_COURSE_ROOT"  # the course to use, wherever the command runs
+UNPROTECTED_ENV = "GRADE_TEST_UNPROTECTED"  # tests only: protections switched off, to show what each holds
+# What keeps a hostile submission from passing or touching another learner's result, each switchable off
+# (GRADE_TEST_UNPROTECTED=name,name) only so that the tests can show the old behaviour it prevents. Every
+# report of a run with any of them off says so.
+PROTECTIONS = {
+    "positive-pass": "a problem passes only when every one of its cases came back and matched",
+    "strict-protocol": "every line on the result channel is checked; any other line ends the run",
+    "submission-copy": "the submission is read once, links refused, and a copy of its bytes is graded",
+    "private-cache": "each learner's compiled kernels live in a cache folder only that learner can reach",
+    "process-namespace": "the learner's processes live in a PID namespace that dies with the run",
+    "socket-filter": "a seccomp filter refuses every new socket to learner code",
+    "disk-limit": "what learner code writes to its folders is counted against a limit",
+}
 # Variables that choose the backend or locale: passed through so learner and reference see the same device.
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
 
@@ -47,18 +61,31 @@ class Settings:
     sandbox: str = ""  # GRADE_SANDBOX, the command line put before a learner's child ("": none)
     cache_root: Path | None = None  # GRADE_CACHE_DIR: the folder of the caches kept between runs (None: off)
     course_root: Path | None = None  # GRADE_COURSE_ROOT: the course, wherever the command runs
+    unprotected: frozenset[str] = frozenset()  # GRADE_TEST_UNPROTECTED: protections off (tests only)
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Settings:
         """Reads every GRADE_* setting from `environ` (by default this process's environment)."""
         course_root = environ.get(COURSE_ROOT_ENV, "")
+        unprotected = frozenset(filter(None, environ.get(UNPROTECTED_ENV, "").replace(" ", "").split(",")))
+        unknown = sorted(unprotected - set(PROTECTIONS))
+        if unknown:
+            raise CourseError(
+                f"{UNPROTECTED_ENV} names {', '.join(unknown)}: the protections are {', '.join(PROTECTIONS)}"
+            )
         return cls(
             landlock=environ.get(LANDLOCK_ENV, "").lower() != "off",
             require_sandbox=environ.get(REQUIRE_SANDBOX_ENV, "") == "1",
             sandbox=environ.get(SANDBOX_ENV, ""),
             cache_root=_cache_root(environ),
             course_root=Path(course_root) if course_root else None,
+            unprotected=unprotected,
         )
+
+    def protects(self, protection: str) -> bool:
+        """Whether `protection` (one of PROTECTIONS) is on: always, but in the tests that show its worth."""
+        assert protection in PROTECTIONS, protection
+        return protection not in self.unprotected
 
     def sandbox_words(self) -> list[str]:
         """Returns GRADE_SANDBOX split like a shell line (empty when unset), or raises CourseError."""
@@ -67,26 +94,33 @@ class Settings:
         except ValueError as exc:
             raise CourseError(f"{SANDBOX_ENV} is not a valid command line: {exc}") from None
 
-    def compilation_cache(self, trusted: bool) -> Path | None:
-        """Returns the folder where children keep JAX's compiled kernels between runs, or None when off.
-
-        The course's own code and submissions use separate folders, so a submission's compilations never
-        feed the reference. JAX keys each entry by the computation, the JAX version and the backend, so an
-        entry never changes a result, only the time to get it.
-        """
+    def compilation_cache(self, learner: str | None) -> Path | None:
+        """Returns the folder where a child keeps JAX's compiled kernels between runs, or None when off:
+        the course's own (`learner` None), or one learner's own (grader/kernel_cache.py). A learner gets
+        none where unnamed (""), or where Landlock is off, since nothing would keep their child out of
+        other learners' folders. JAX keys each entry by the computation, the JAX version and the backend."""
         root = self.cache_root
-        return None if root is None else root / ("jax-course" if trusted else "jax-submissions")
+        if root is None:
+            return None
+        if learner is None:
+            return kernel_cache.course_cache(root)
+        if not learner:
+            return None
+        if not self.protects("private-cache"):
+            return kernel_cache.shared_learner_cache(root)
+        return kernel_cache.learner_cache(root, learner) if self.landlock else None
 
-    def child_environment(self, workdir: Path, trusted: bool, sandboxed: bool) -> dict[str, str]:
-        """The environment of a child: the backend and locale variables (as they are when the child starts),
-        a private home, the compilation cache."""
+    def child_environment(self, workdir: Path, learner: str | None, sandboxed: bool) -> dict[str, str]:
+        """The environment of a child (`learner` None: the course's own code): the backend and locale
+        variables (as they are when the child starts), a private home, the compilation cache."""
         env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
         env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
         # A sandbox may run the child as another user, who could not write to the grader's cache folder.
-        cache = None if sandboxed else self.compilation_cache(trusted)
+        cache = None if sandboxed else self.compilation_cache(learner)
         if cache is not None:
             # Made here: a child in the Landlock sandbox may write beneath it, but could not create it.
             cache.mkdir(parents=True, exist_ok=True)
+            os.utime(cache)  # in use: the last folders pruned (grader/kernel_cache.py)
             env.update(
                 JAX_COMPILATION_CACHE_DIR=str(cache),
                 # Keep every kernel: op-by-op (eager) code compiles many small ones, each in milliseconds.

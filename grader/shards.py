@@ -10,6 +10,7 @@ from pathlib import Path
 
 from grader.batch import Row, in_order
 from grader.errors import UsageError
+from grader.report import write_file
 from grader.results import Status
 
 VERSION = 1
@@ -49,8 +50,7 @@ def write_record(
         "rows": [dataclasses.asdict(row) | {"status": str(row.status)} for row in rows],
     }
     path = record_path(gradebook)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    write_file(path, json.dumps(record, indent=1))
     return path
 
 

@@ -20,6 +20,7 @@ from grader.jobs import Job
 from grader.limits import Limits
 from grader.outcomes import RunOutcome
 from grader.problems import Problem
+from grader.submission import Submission
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,9 @@ _memo: dict[tuple[str, int], np.ndarray | Rejection] = {}  # (file digest, case 
 _profiles: dict[tuple[str, int], dict] = {}  # (file digest, case seed) -> the reference's precision profile
 
 
-def _digest(path: Path, problem: Problem) -> str:
+def _digest(source: bytes, problem: Problem) -> str:
     """Digest of what decides a file's outputs besides the case: its content, and the problem's harness."""
-    digest = hashlib.sha256(path.read_bytes())
+    digest = hashlib.sha256(source)
     if problem.harness_path is not None:
         digest.update(b"\0harness\0" + problem.harness_path.read_bytes())
     return digest.hexdigest()
@@ -99,15 +100,18 @@ class TrustedOutputs:
         self._profile_jobs: dict[str, str] = {}  # problem id -> the label of the job that profiles it
         self._disk_keys: dict[tuple[str, int], str] = {}
         self._on_disk: set[tuple[str, int]] = set()  # (file digest, seed) the store is known to hold
-        self.digests = {
-            (request.problem.id, label): _digest(path, request.problem)
+        files = {
+            (request.problem.id, label): Submission.of_course_file(path)
             for request in requests
             for label, path in request.paths.items()
         }
+        problems = {request.problem.id: request.problem for request in requests}
+        self.digests = {key: _digest(file.source, problems[key[0]]) for key, file in files.items()}
         jobs = []
         for request in requests:
-            for label, path in request.paths.items():
+            for label in request.paths:
                 digest = self.digests[(request.problem.id, label)]
+                file = files[(request.problem.id, label)]
                 missing = [case for case in request.cases if not self._known(digest, case)]
                 profile = request.profile if label == REFERENCE and not self._profile_known(request) else None
                 job = f"{request.problem.id}/{label}"
@@ -116,14 +120,14 @@ class TrustedOutputs:
                     jobs.append(
                         Job(
                             self._profile_jobs[request.problem.id],
-                            path,
+                            file,
                             request.problem,
                             missing,
                             profile=profile,
                         )
                     )
                 elif missing:
-                    jobs.append(Job(job, path, request.problem, missing))
+                    jobs.append(Job(job, file, request.problem, missing))
         self._limits = limits
         self._pending = jobs
         self.run: IsolatedRun | None = None
@@ -195,9 +199,10 @@ class TrustedOutputs:
         return _profiles[key]
 
     def cancel(self) -> None:
-        """Stops the computation: nothing more will be compared with these outputs."""
+        """Stops the computation (nothing more will be compared with these outputs) and waits until its
+        child is gone and its folder removed."""
         if self.run:
-            self.run.cancel()
+            self.run.close()
 
     def ready(self, problem_id: str) -> bool:
         """Whether `result(problem_id)` would return at once."""

@@ -44,7 +44,12 @@ def case_result(
             return CaseResult(
                 case.index, case.family, Status.ERROR, message=outcome.stopped, inputs=inputs, seed=seed
             )
-        reason = "an earlier case stopped the run" if outcome.stopped else "the submission did not load"
+        if outcome.grader_failure:
+            reason = "the grader failed"
+        elif outcome.load_failure:
+            reason = "the submission did not load"
+        else:
+            reason = "an earlier case stopped the run" if outcome.stopped else "no result came back"
         return CaseResult(case.index, case.family, Status.NOT_RUN, message=f"not run: {reason}")
     if ran.raised:
         raised = ran.raised
@@ -68,7 +73,8 @@ def case_result(
             inputs=inputs,
             seed=seed,
         )
-    assert ran.returned is not None and expected is not None
+    if ran.returned is None or expected is None:  # nothing to compare it with: never a pass
+        return CaseResult(case.index, case.family, Status.NOT_RUN, message="not compared: no expected output")
     comparison = compare_outputs(ran.returned, expected, problem.tolerance, problem.returns)
     got = ran.returned.values if ran.returned.kind == "array" else None
     return CaseResult(
@@ -87,21 +93,62 @@ def case_result(
     )
 
 
-def summarise(cases: list[CaseResult], load_failure: LoadFailure | None) -> tuple[Status, str]:
-    if load_failure:
-        return Status.ERROR, load_failure.message
-    errors = [case for case in cases if case.status is Status.ERROR]
-    failures = [case for case in cases if case.status is Status.FAIL]
+GRADER_FAULTS = ("harness", "sandbox")  # load failures not the learner's: the course's code, the machine
+
+
+def summarise(
+    cases: list[Case], results: list[CaseResult], outcome: RunOutcome, limits: Limits
+) -> tuple[Status, str, str]:
+    """The problem's verdict: its status, a one-line reason, and whose fault a status other than pass is
+    ("learner" or "grader"; "" for a pass). The one place that decides a pass, which needs positive
+    evidence: every case asked for came back from the learner's run, was compared here and is within the
+    tolerance, and nothing went wrong on the way. Anything else (a case not run, a run the grader could not
+    make or read, a protocol error) is an error with its reason, never a pass."""
+    if not limits.settings.protects("positive-pass"):
+        return _summarise_as_once(results, outcome.load_failure)
+    if outcome.grader_failure:
+        return Status.ERROR, f"the grader failed, not your code: {outcome.grader_failure}", "grader"
+    if outcome.load_failure:
+        fault = "grader" if outcome.load_failure.kind in GRADER_FAULTS else "learner"
+        return Status.ERROR, outcome.load_failure.message, fault
+    if outcome.protocol_error:
+        return Status.ERROR, outcome.protocol_error, "learner"
+    if not cases:
+        return Status.ERROR, "the problem has no case to grade", "grader"
+    errors = [case for case in results if case.status is Status.ERROR]
+    failures = [case for case in results if case.status is Status.FAIL]
     if errors:
         first = errors[0]
-        if all(case.message == first.message for case in errors) and len(errors) == len(cases):
-            return Status.ERROR, f"{first.message} (every case)"
-        return Status.ERROR, f"{first.label}: {first.message}"
+        if all(case.message == first.message for case in errors) and len(errors) == len(results):
+            return Status.ERROR, f"{first.message} (every case)", "learner"
+        return Status.ERROR, f"{first.label}: {first.message}", "learner"
     if failures:
         first = failures[0]
         if all(case.max_abs_err is not None for case in failures):  # numbers, just too far off
-            return Status.FAIL, f"{len(failures)} of {len(cases)} cases outside the tolerance"
-        if len(failures) == len(cases) and all(case.message == first.message for case in failures):
-            return Status.FAIL, f"{first.message} (every case)"
-        return Status.FAIL, f"{len(failures)} of {len(cases)} cases failed; {first.label}: {first.message}"
-    return Status.PASS, f"all {len(cases)} cases within the tolerance"
+            return Status.FAIL, f"{len(failures)} of {len(results)} cases outside the tolerance", "learner"
+        if len(failures) == len(results) and all(case.message == first.message for case in failures):
+            return Status.FAIL, f"{first.message} (every case)", "learner"
+        message = f"{len(failures)} of {len(results)} cases failed; {first.label}: {first.message}"
+        return Status.FAIL, message, "learner"
+    passed = {case.index for case in results if case.status is Status.PASS}
+    missing = [case for case in cases if case.index not in passed]
+    if missing or len(results) != len(cases):
+        label = f"case {missing[0].index + 1} ({missing[0].family})" if missing else "a case"
+        return Status.ERROR, f"no result came back for {label}, and the grader cannot tell why", "grader"
+    return Status.PASS, f"all {len(cases)} cases within the tolerance", ""
+
+
+def _summarise_as_once(
+    results: list[CaseResult], load_failure: LoadFailure | None
+) -> tuple[Status, str, str]:
+    """The verdict as it was before a pass needed positive evidence: a case that never ran counted as
+    nothing wrong (GRADE_TEST_UNPROTECTED=positive-pass: the tests that show why it may not)."""
+    if load_failure:
+        return Status.ERROR, load_failure.message, "learner"
+    errors = [case for case in results if case.status is Status.ERROR]
+    failures = [case for case in results if case.status is Status.FAIL]
+    if errors:
+        return Status.ERROR, f"{errors[0].label}: {errors[0].message}", "learner"
+    if failures:
+        return Status.FAIL, f"{len(failures)} of {len(results)} cases failed", "learner"
+    return Status.PASS, f"all {len(results)} cases within the tolerance", ""

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
+import io
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from conftest import TOY_ROOT
 
 from grader import batch
+from grader.checkout import LearnerCheckout
 from grader.cli import main
+from grader.errors import CourseError, UsageError
 from grader.grading import Grader
+from grader.report import write_file
+from grader.results import Status
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 CORRECT_MAX = "import numpy as np\n\n\ndef largest(x):\n    return np.array([x.max()], np.float32)\n"
@@ -79,10 +91,10 @@ def test_a_grader_failure_on_one_row_never_stops_the_batch(toy_course, tmp_path,
     roster = _roster(toy_course.root, tmp_path)
     original = Grader.grade_files
 
-    def flaky(self, items, on_result=None):
+    def flaky(self, items, on_result=None, root=None):
         if any("carol" in str(path) for _, path in items):
             raise RuntimeError("disk on fire")
-        return original(self, items, on_result)
+        return original(self, items, on_result, root)
 
     monkeypatch.setattr(Grader, "grade_files", flaky)
     out = tmp_path / "gradebook.csv"
@@ -150,3 +162,255 @@ def test_merge_refuses_missing_overlapping_and_mismatched_shards(toy_course, tmp
     assert main(["batch", str(roster), "--out", merged, "--shard", "3/2"]) == 2
     assert "K must be between 1 and N" in capsys.readouterr().err
     assert not Path(merged).exists(), "a refused merge writes nothing"
+
+
+# --- hostile learner folders -------------------------------------------------------------------------
+
+NOT_UTF8 = os.fsdecode(b"learner\xff\xfe")  # the name Python gives a folder whose name is not UTF-8
+NEWLINE = "new\nline|pipe"
+TOO_LONG = "a" * 300  # longer than a file name may be (255 bytes)
+# Every kind of learner, by folder name in roster order, with the name the gradebook shows.
+SHOWN = {
+    "honest": "honest",
+    NOT_UTF8: "learner\\xff\\xfe",
+    "linked": "linked",  # problems/toy/stub.py is a link to TOO_LONG, and no toy_max stub
+    NEWLINE: "new\\nline|pipe",
+    "zz_linked": "zz_linked",  # the learner's folder itself is a link to TOO_LONG
+}
+
+
+class HostileBatch(NamedTuple):
+    status: int
+    gradebook: Path
+    progress: str
+    statuses_of_shards_and_merge: list[int]
+    merged: Path
+
+
+@pytest.fixture(scope="module")
+def hostile_batch(tmp_path_factory) -> HostileBatch:
+    """One `grade batch` over a roster of hostile learner folders (SHOWN), run once for the tests below, and
+    the same roster graded in two shards and merged."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    course = tmp / "course"
+    shutil.copytree(TOY_ROOT, course, ignore=shutil.ignore_patterns(".grade", "__pycache__"))
+    roster = tmp / "roster"
+    roster.mkdir()
+    os.mkdir(os.fsencode(roster / NOT_UTF8))
+    for name in ("honest", NOT_UTF8, NEWLINE):
+        _learner(roster, name, course / "solutions" / "toy.py", CORRECT_MAX)
+    _learner(roster, "linked", None, None)
+    (roster / "linked" / "problems" / "toy" / "stub.py").symlink_to(TOO_LONG)
+    (roster / "zz_linked").symlink_to(TOO_LONG)
+    whole = tmp / "whole" / "gradebook.csv"
+    shards = [tmp / f"shard{k}" / "gradebook.csv" for k in (1, 2)]
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stderr(io.StringIO()) as progress:
+        patch.chdir(course)
+        patch.delenv("GRADE_SECRET", raising=False)
+        patch.delenv("GRADE_COURSE_ROOT", raising=False)
+        status = main(["batch", str(roster), "--out", str(whole), "--jobs", "2", "--timeout", "10"])
+        shown = progress.getvalue()
+        statuses = [
+            main(["batch", str(roster), "--out", str(out), "--shard", f"{k}/2", "--timeout", "10"])
+            for k, out in enumerate(shards, 1)
+        ]
+        merged = tmp / "merged" / "gradebook.csv"
+        statuses.append(main(["merge", *map(str, shards), "--out", str(merged)]))
+    return HostileBatch(status, whole, shown, statuses, merged)
+
+
+def test_a_hostile_learner_folder_is_that_learners_rows_and_the_gradebook_is_whole(hostile_batch):
+    assert hostile_batch.status == 0, "no row is the grader's failure"
+    with hostile_batch.gradebook.open(newline="", encoding="utf-8") as handle:
+        header, *rows = list(csv.reader(handle))
+    assert header == list(batch.COLUMNS)
+    assert len(rows) == len(SHOWN) * 2 and all(len(row) == len(batch.COLUMNS) for row in rows)
+    verdicts = {(row[0], row[1]): row[2] for row in rows}
+    too_long = os.strerror(errno.ENAMETOOLONG)
+    assert verdicts == {
+        **{
+            (SHOWN[name], problem): "pass"
+            for name in ("honest", NOT_UTF8, NEWLINE)
+            for problem in ("toy", "toy_max")
+        },
+        ("linked", "toy"): "error",
+        ("linked", "toy_max"): "missing",
+        ("zz_linked", "toy"): "error",
+        ("zz_linked", "toy_max"): "error",
+    }
+    messages = {(row[0], row[1]): row[6] for row in rows}
+    assert "stub.py" in messages[("linked", "toy")], "the grader refuses the link in its own words"
+    assert messages[("zz_linked", "toy_max")] == f"problems/toy_max/stub.py cannot be read: {too_long}"
+
+
+def test_learner_names_are_escaped_in_the_gradebook_its_summary_and_the_progress(hostile_batch):
+    with hostile_batch.gradebook.open(newline="", encoding="utf-8") as handle:
+        learners = [row["learner"] for row in csv.DictReader(handle)]
+    assert list(dict.fromkeys(learners)) == list(SHOWN.values()), "in roster order, by the folders' names"
+    summary = hostile_batch.gradebook.with_suffix(".md").read_text(encoding="utf-8")
+    assert summary.splitlines()[-5:] == [
+        "| honest | 2 | 2 |",
+        "| learner\\xff\\xfe | 2 | 2 |",
+        "| linked | 0 | 2 |",
+        "| new\\nline\\|pipe | 2 | 2 |",
+        "| zz_linked | 0 | 2 |",
+    ]
+    lines = hostile_batch.progress.splitlines()
+    assert len(lines) == len(SHOWN) * 2 and all(line.startswith("[") for line in lines)
+    assert any("] new\\nline|pipe/toy: pass" in line for line in lines)
+
+
+def test_shards_of_escaped_names_merge_into_the_gradebook_of_one_batch(hostile_batch):
+    assert hostile_batch.statuses_of_shards_and_merge == [0, 0, 0]
+    assert _gradebook(hostile_batch.merged) == _gradebook(hostile_batch.gradebook)
+    merged_summary = hostile_batch.merged.with_suffix(".md").read_text(encoding="utf-8")
+    assert merged_summary == hostile_batch.gradebook.with_suffix(".md").read_text(encoding="utf-8")
+
+
+def test_a_learners_unreadable_stub_is_their_error_and_the_others_are_graded(
+    toy_course, tmp_path, monkeypatch
+):
+    roster = tmp_path / "roster"
+    for name in ("alice", "carol"):
+        _learner(roster, name, toy_course.root / "solutions" / "toy.py", CORRECT_MAX)
+    looked_at = LearnerCheckout.missing
+
+    def unreadable_for_carol(self, problem):
+        if self.root.name == "carol":
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(self.stub(problem)))
+        return looked_at(self, problem)
+
+    monkeypatch.setattr(LearnerCheckout, "missing", unreadable_for_carol)
+    out = tmp_path / "gradebook.csv"
+    assert main(["batch", str(roster), "--out", str(out), "--timeout", "10"]) == 0
+    rows = list(csv.DictReader(out.open(newline="")))
+    assert {(row["learner"], row["status"]) for row in rows} == {("alice", "pass"), ("carol", "error")}
+    carol = next(row for row in rows if row["learner"] == "carol")
+    assert carol["message"] == f"problems/toy/stub.py cannot be read: {os.strerror(errno.EACCES)}"
+
+
+class _Raises:
+    """A grader whose grading raises `error`."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def grade_files(self, items, on_result=None, root=None):
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "message"),
+    [
+        pytest.param(
+            lambda learner: OSError(
+                errno.ELOOP, os.strerror(errno.ELOOP), str(learner / "problems/toy/x.py")
+            ),
+            Status.ERROR,
+            f"problems/toy/x.py cannot be read: {os.strerror(errno.ELOOP)}",
+            id="a file of the learner's",
+        ),
+        pytest.param(
+            lambda _: OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/cache/x"),
+            Status.GRADER_ERROR,
+            f"internal error: OSError: [Errno {errno.ENOSPC}] {os.strerror(errno.ENOSPC)}: '/cache/x'",
+            id="a file of the grader's",
+        ),
+        pytest.param(
+            lambda _: OSError(errno.EMFILE, os.strerror(errno.EMFILE)),
+            Status.GRADER_ERROR,
+            f"internal error: OSError: [Errno {errno.EMFILE}] {os.strerror(errno.EMFILE)}",
+            id="no file",
+        ),
+        pytest.param(
+            lambda _: CourseError("the reference of toy fails\nTraceback ..."),
+            Status.GRADER_ERROR,
+            "the reference of toy fails",
+            id="the course",
+        ),
+    ],
+)
+def test_an_os_error_is_the_learners_only_when_it_is_about_their_files(
+    toy_course, tmp_path, error, status, message
+):
+    learner = tmp_path / "roster" / "erin"
+    _learner(learner.parent, learner.name, toy_course.root / "solutions" / "toy.py", CORRECT_MAX)
+    rows = batch.grade_learner(_Raises(error(learner)), toy_course.problems(), learner)
+    assert [(row.status, row.message) for row in rows] == [(status, message)] * 2
+
+
+def _linked_folder(folder: Path) -> None:
+    """Makes `folder` a link to a name too long."""
+    folder.rmdir()
+    folder.symlink_to(TOO_LONG)
+
+
+@pytest.mark.parametrize(
+    ("make", "missing"),
+    [
+        pytest.param(lambda stub: stub.write_text("x = 1\n"), False, id="a file"),
+        pytest.param(lambda stub: stub.symlink_to(TOO_LONG), False, id="a link to a name too long"),
+        pytest.param(lambda stub: stub.symlink_to("nowhere.py"), False, id="a link to nothing"),
+        pytest.param(lambda stub: _linked_folder(stub.parent), False, id="in a folder that is a link"),
+        pytest.param(lambda stub: stub.mkdir(), True, id="a folder"),
+        pytest.param(lambda stub: None, True, id="nothing"),
+    ],
+)
+def test_a_stub_is_missing_only_when_nothing_is_there_and_asking_never_raises(
+    toy_course, tmp_path, make, missing
+):
+    checkout = LearnerCheckout(tmp_path / "learner")
+    stub = checkout.stub(toy_course.problem("toy"))
+    stub.parent.mkdir(parents=True)
+    make(stub)
+    assert checkout.missing(toy_course.problem("toy")) is missing
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        (b"\xff", b"\\xff"),
+        (b"a\xc2\x85", b"a\x85"),  # U+0085, a control character, and the byte 0x85 that is not UTF-8
+        (b"tab\there", b"tab\\there"),
+        (b"new\nline", b"new\\nline"),
+    ],
+)
+def test_distinct_learner_folders_are_shown_by_distinct_printable_names(one, other):
+    shown = [batch.learner_name(Path(os.fsdecode(name))) for name in (one, other)]
+    assert shown[0] != shown[1]
+    assert all(name.isprintable() for name in shown)
+
+
+def test_the_gradebook_of_a_learner_whose_name_is_not_utf8_is_written_whole(toy_course, tmp_path):
+    learner = tmp_path / "roster" / os.fsdecode(b"\xff\xfe")
+    (learner / "problems").mkdir(parents=True)
+    rows = batch.grade_learner(_Raises(AssertionError("nothing to grade")), toy_course.problems(), learner)
+    out = tmp_path / "gradebook.csv"
+    write_file(out, batch.gradebook_csv(rows))
+    with out.open(newline="", encoding="utf-8") as handle:
+        written = list(csv.DictReader(handle))
+    assert [(row["learner"], row["status"]) for row in written] == [("\\xff\\xfe", "missing")] * 2
+    assert "\\xff\\xfe" in written[0]["message"]
+
+
+@pytest.mark.parametrize("failing", ["fsync", "replace"])
+def test_write_file_keeps_the_old_file_when_writing_fails(tmp_path, monkeypatch, failing):
+    out = tmp_path / "gradebook.csv"
+    out.write_text("the old gradebook\n")
+
+    def fail(*args, **kwargs):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, failing, fail)
+    with pytest.raises(UsageError, match="cannot write the report"):
+        write_file(out, "the new gradebook\n")
+    assert out.read_text() == "the old gradebook\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["gradebook.csv"], "no temporary file is left"
+
+
+def test_write_file_replaces_the_file_a_link_points_to(tmp_path):
+    (tmp_path / "gradebook.csv").write_text("the old gradebook\n")
+    link = tmp_path / "latest.csv"
+    link.symlink_to("gradebook.csv")
+    write_file(link, "the new gradebook\n")
+    assert link.is_symlink() and (tmp_path / "gradebook.csv").read_text() == "the new gradebook\n"

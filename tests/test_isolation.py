@@ -4,6 +4,8 @@ Every broken and hostile submission file is graded in test_hostile.py."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from grader.grading import Grader
@@ -38,11 +40,15 @@ def scaled_sum(x, scale):
     assert "numpy/linalg" not in trace, "library frames are cut"
 
 
-def test_course_code_and_submissions_keep_separate_compilation_caches(
+def test_course_code_and_each_learner_keep_separate_compilation_caches(
     toy_course, write_submission, cache_folder, settings
 ):
-    assert settings.compilation_cache(trusted=True) == cache_folder / "jax-course"
-    assert settings.compilation_cache(trusted=False) == cache_folder / "jax-submissions"
+    assert settings.compilation_cache(None) == cache_folder / "jax-course"
+    alice, bob = settings.compilation_cache("/roster/alice"), settings.compilation_cache("/roster/bob")
+    assert alice.parent == bob.parent == cache_folder / "jax-learners" and alice != bob
+    assert settings.compilation_cache("") is None, "an unnamed learner keeps nothing"
+    off = dataclasses.replace(settings, landlock=False)
+    assert off.compilation_cache("/roster/alice") is None, "without Landlock nothing keeps learners apart"
     source = """\
 import jax.numpy as jnp
 
@@ -51,9 +57,12 @@ def scaled_sum(x, scale):
     return jnp.stack([x.sum() * scale, x.max()])
 """
     grader = Grader(toy_course, limits=Limits(settings=settings))
-    result = grader.grade_file(toy_course.problem("toy"), write_submission(source))
+    path = write_submission(source)
+    result = grader.grade_file(toy_course.problem("toy"), path)
     assert result.status is Status.PASS
-    assert any((cache_folder / "jax-submissions").iterdir()), "the submission's kernels were kept"
+    mine = settings.compilation_cache(str(path.absolute()))
+    assert any(mine.iterdir()), "the submission's kernels were kept, in its own folder"
+    assert not (cache_folder / "jax-submissions").exists(), "no folder shared by every learner"
 
 
 def test_the_compilation_cache_can_be_turned_off_without_changing_a_verdict(toy_course, settings):
@@ -61,7 +70,7 @@ def test_the_compilation_cache_can_be_turned_off_without_changing_a_verdict(toy_
     problem = toy_course.problem("toy")
     cached = Grader(toy_course, limits=Limits(settings=settings)).grade_file(problem, pitfall)
     off = Settings.from_environment({"GRADE_CACHE_DIR": "off"})
-    assert off.compilation_cache(trusted=False) is None
+    assert off.compilation_cache("/roster/alice") is None
     uncached = Grader(toy_course, limits=Limits(settings=off)).grade_file(problem, pitfall)
     assert [c.got.tolist() for c in cached.cases] == [c.got.tolist() for c in uncached.cases]
     assert cached.pitfall == uncached.pitfall

@@ -12,6 +12,7 @@ from grader.jobs import Job
 from grader.limits import Limits
 from grader.naming import naming_label
 from grader.results import Status
+from grader.submission import Submission
 
 
 def _names(result) -> list[str]:
@@ -32,9 +33,10 @@ def test_a_run_that_serves_a_stopped_job_is_not_started_again(toy_course, write_
     """A submission that hangs on its hidden cases must not hang a second time on its practice cases."""
     problem = toy_course.problem("toy")
     hang = write_submission("import time\n\n\ndef scaled_sum(x, scale):\n    time.sleep(60)\n")
+    submission = Submission.of_course_file(hang)
     jobs = [
-        Job("toy", hang, problem, make_cases(problem, "s")),
-        Job(naming_label("toy"), hang, problem, make_cases(problem), after="toy"),
+        Job("toy", submission, problem, make_cases(problem, "s")),
+        Job(naming_label("toy"), submission, problem, make_cases(problem), after="toy"),
     ]
     start = time.monotonic()
     run = IsolatedRun(jobs, Limits(timeout=2)).start()
@@ -67,9 +69,10 @@ def test_the_practice_run_runs_only_after_a_failed_hidden_run_and_reuses_what_it
     label = naming_label("toy")
     assert answers[1:] == [(label, "run", True), (label, "profile", True)]  # then traced: it failed
 
+    submission = Submission.of_course_file(correct)
     jobs = [
-        Job("toy", correct, problem, make_cases(problem, "s")),
-        Job(naming_label("toy"), correct, problem, make_cases(problem), after="toy"),
+        Job("toy", submission, problem, make_cases(problem, "s")),
+        Job(naming_label("toy"), submission, problem, make_cases(problem), after="toy"),
     ]
     for run_it in (False, True):
         run = IsolatedRun(jobs, Limits(), needed=lambda job, hidden, what, run_it=run_it: run_it).start()

@@ -6,6 +6,7 @@ Renderers return text and never write anything."""
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -47,12 +48,35 @@ def describe_formats() -> str:
 
 
 def write_file(path: Path, text: str) -> None:
-    """Writes a report (or a gradebook) to `path`, making its folder; a UsageError says why it could not."""
+    """Writes a report (or a gradebook) to `path` whole or not at all, making its folder: the text goes to a
+    new file beside it, synced, that then takes its name, so a failure or a crash midway leaves the old file
+    as it was. A device or a pipe there (/dev/stdout) is written to as it is. A UsageError says why it could
+    not."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        target = Path(os.path.realpath(path))  # through a link, so that the link stays
+        if target.exists() and not target.is_file():
+            target.write_text(text, encoding="utf-8")
+        else:
+            _replace(target, text)
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
+
+
+def _replace(path: Path, text: str) -> None:
+    """Replaces the file at `path` by one with `text`, or leaves it as it was."""
+    # 0o666 less the umask as for a plain write (tempfile's would be 0o600); O_EXCL: never another's file
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def write_reports(

@@ -1,4 +1,4 @@
-"""Expect: fail: outside the tolerance"""
+"""Expect: error: protocol error on the grader's private result channel"""
 
 import base64
 import json
@@ -19,7 +19,7 @@ def scaled_sum(x, scale):
             "seconds": 0,
             "returned": forged | {"values": values},
         }
-        for fd in range(3, 20):
+        for fd in [int(name) for name in os.listdir("/proc/self/fd") if int(name) > 2]:
             try:
                 os.write(fd, (json.dumps(event) + "\n").encode())
             except OSError:

@@ -1,9 +1,10 @@
 """A submission for the toy problem that writes a forged "sandbox" event, claiming that Landlock held, into
 every open file descriptor (one of them is the child's result pipe), then answers correctly.
 
-The grader takes a sandbox report only from a child it asked to restrict itself, and only the first, which
-the child sends before it imports any submission: with GRADE_LANDLOCK=off the report must still say that no
-Landlock held (tests/test_sandbox.py)."""
+The grader takes a sandbox report only in the child's ready event, which the child sends before it imports
+any submission; anything written on the result channel after it that the protocol does not allow next is a
+protocol error, the learner's. So the answer is an error, and with GRADE_LANDLOCK=off the report must still
+say that no Landlock held (tests/test_sandbox.py)."""
 
 import json
 import os

@@ -1,19 +1,22 @@
-"""A submission for the toy problem that looks for the other learners' folders beside its own (a class
-graded from one roster folder: roster/<learner>/problems/toy/stub.py) and runs a classmate's answer.
+"""A submission for the toy problem that reads the other learners' folders (a class graded from one roster
+folder: roster/<learner>/problems/toy/stub.py) and runs a classmate's answer. The child grades a copy of the
+submission in its private folder, so its own path tells it nothing; this one knows the layout (the tests
+write the roster's path into ROSTER, as a learner who guessed it would).
 
-Landlock lets a child read its own submission file only: listing the roster, or opening the classmate's
-file, fails with PermissionError. With GRADE_LANDLOCK=off it passes, which is what tests/test_sandbox.py shows."""
+Landlock lets the child read the Python installation only: listing the roster, or opening the classmate's
+file, fails with PermissionError. With GRADE_LANDLOCK=off it passes, which is what tests/test_sandbox.py
+shows."""
 
 import os
 from pathlib import Path
 
+ROSTER = "ROSTER_FOLDER"
+
 
 def _classmates_answer() -> str:
-    mine = Path(__file__).resolve()
-    learners = mine.parents[3]  # roster/ in roster/<learner>/problems/toy/stub.py
-    for name in sorted(os.listdir(learners)):  # PermissionError where the roster cannot be listed
-        other = learners / name / "problems" / "toy" / "stub.py"
-        if other != mine and other.is_file():
+    for name in sorted(os.listdir(ROSTER)):  # PermissionError where the roster cannot be listed
+        other = Path(ROSTER) / name / "problems" / "toy" / "stub.py"
+        if other.is_file() and "ROSTER" not in other.read_text():
             return other.read_text()
     raise FileNotFoundError("no classmate's folder within reach")
 
