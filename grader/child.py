@@ -263,11 +263,7 @@ def _restrict(sandbox: dict, processes: dict) -> dict[str, Any]:
     landlock, seccomp = _sibling("landlock"), _sibling("seccomp")  # read before Landlock closes their folder
     held = landlock.restrict_child(sandbox["forbidden"]) if sandbox["forbidden"] is not None else None
     report = held or landlock.unavailable("not asked")
-    sockets = (
-        seccomp.close_sockets()
-        if sandbox["sockets"]
-        else {"sockets": False, "reason": "not asked"}
-    )
+    sockets = seccomp.close_sockets() if sandbox["sockets"] else {"sockets": False, "reason": "not asked"}
     report |= {"sockets": sockets["sockets"], "sockets_reason": sockets["reason"]}
     report |= {"processes": processes["processes"], "processes_reason": processes["reason"]}
     if not report["filesystem"]:  # nothing keeps this child out of other learners' cache folders
