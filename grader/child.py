@@ -24,6 +24,7 @@ import difflib
 import importlib.util
 import inspect
 import json
+import linecache
 import os
 import pickle
 import shutil
@@ -39,16 +40,26 @@ def _load_failure(kind: str, message: str, detail: str = "") -> dict[str, Any]:
     return {"ok": False, "kind": kind, "message": _describe.cap(message), "detail": _describe.cap(detail)}
 
 
-def load_function(path: Path, function: str, parameters: list[str], module_name: str):
-    """Imports the submission and returns (function, None) or (None, failure description)."""
-    signature = f"{function}({', '.join(parameters)})"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        return None, _load_failure("import", f"{path.name} cannot be loaded as a Python module")
-    module = importlib.util.module_from_spec(spec)
+def _import(copy: Path, shown: str, module_name: str) -> ModuleType:
+    """Runs the submission's copy as a module whose code carries the learner's own path, `shown`: that is the
+    file tracebacks, the report and the precision profile name, and whose lines they quote."""
+    source = copy.read_bytes()
+    lines = source.decode("utf-8", "replace").splitlines(keepends=True)
+    linecache.cache[shown] = (len(source), None, lines, shown)  # the original may be out of reach
+    module = ModuleType(module_name)
+    module.__file__ = str(copy)
     sys.modules[module_name] = module
+    exec(compile(source, shown, "exec", dont_inherit=True), module.__dict__)
+    return module
+
+
+def load_function(path: Path, function: str, parameters: list[str], module_name: str, shown: str = ""):
+    """Imports the submission at `path` (its copy; `shown`: the learner's path, which its code carries) and
+    returns (function, None) or (None, failure description)."""
+    signature = f"{function}({', '.join(parameters)})"
+    shown = shown or str(path)
     try:
-        spec.loader.exec_module(module)
+        module = _import(path, shown, module_name)
     except SyntaxError as exc:
         where = f"{Path(exc.filename or path).name}, line {exc.lineno}"
         text = (exc.text or "").rstrip("\n")
@@ -56,7 +67,7 @@ def load_function(path: Path, function: str, parameters: list[str], module_name:
         detail = f"    {text}\n    {caret}" if text else ""
         return None, _load_failure("syntax", f"SyntaxError: {exc.msg} ({where})", detail)
     except BaseException as exc:
-        raised = describe_exception(exc, path)
+        raised = describe_exception(exc, Path(shown))
         message = (
             raised["message"] if isinstance(exc, SystemExit) else f"{raised['type']}: {raised['message']}"
         )
@@ -187,7 +198,9 @@ class _Channel:
 def _load(channel: _Channel, job: dict, number: int) -> Any:
     """Loads the job's function and reports it; None when it cannot be loaded (the report says why)."""
     start = time.perf_counter()
-    fn, failure = load_function(Path(job["path"]), job["function"], job["parameters"], f"submission_{number}")
+    fn, failure = load_function(
+        Path(job["path"]), job["function"], job["parameters"], f"submission_{number}", job["shown"]
+    )
     if failure:
         channel.send(event="load", label=job["label"], **failure)
         return None
@@ -212,7 +225,7 @@ def _harness_failures(jobs: list[dict], harnesses: dict) -> dict[str, dict[str, 
 
 def _run_cases(channel: _Channel, job: dict, fn, number: int, workdir: str, harnesses: dict) -> None:
     """Calls `fn` on every case of the job and reports each outcome."""
-    path, harness = Path(job["path"]), harnesses.get(job.get("harness") or "")
+    path, harness = Path(job["shown"]), harnesses.get(job.get("harness") or "")
     for index, inputs in job["cases"]:
         folder = Path(workdir, f"case-{number}-{index}") if harness else None
         outcome = call_case(fn, inputs, path, harness, folder)
@@ -242,7 +255,7 @@ def _profile(channel: _Channel, job: dict, fn, number: int, workdir: str, harnes
     folder = Path(workdir, f"profile-{number}")  # the harness's calls write here; so may a second try
     folder.mkdir(parents=True)
     try:
-        found = _profiler.profile(fn, wanted["inputs"], Path(job["path"]), harness, folder)
+        found = _profiler.profile(fn, wanted["inputs"], Path(job["shown"]), harness, folder)
         if "entries" in found:
             found["entries"] = _profiler.compact(found["entries"])
     except BaseException as exc:  # advice only: a profile that fails is "no profile", never the job's end

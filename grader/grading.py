@@ -149,7 +149,7 @@ class Grader:
     def _read(self, path: Path, root: Path | None) -> Submission:
         """The submission's bytes, read once (following links only in the tests that show why not)."""
         if not self.limits.settings.protects("submission-copy"):
-            return Submission(name=path.name, source=path.read_bytes(), shown=str(path))
+            return Submission(name=path.name, source=path.read_bytes(), shown=str(path.absolute()))
         return read_submission(path.absolute(), root.absolute() if root else None)
 
     def _refused(self, problem: Problem, path: Path, reason: str) -> ProblemResult:

@@ -16,6 +16,7 @@ passes a job whose cases did not all come back.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -39,6 +40,21 @@ from grader.sandbox import isolates_processes, reported, sandbox_prefix, sandbox
 
 CHILD_SCRIPT = Path(__file__).with_name("child.py")
 
+
+_LIVE: set[IsolatedRun] = set()  # runs started and not yet closed
+_LIVE_LOCK = threading.Lock()
+
+
+def close_all() -> None:
+    """Closes every run still open, so that no child and no private folder outlives this process: called
+    at exit (a run's thread is a daemon, which the interpreter would stop mid-clean-up)."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for run in live:
+        run.close()
+
+
+atexit.register(close_all)
 
 DISK_CHECK_SECONDS = 0.5  # how often what a learner's child wrote is counted
 MAX_FOLDER_ENTRIES = 20_000  # files and folders a learner's child may make in its folders
@@ -85,6 +101,8 @@ class IsolatedRun:
         self._cache = None if trusted else settings.compilation_cache(self.learner)
 
     def start(self) -> IsolatedRun:
+        with _LIVE_LOCK:
+            _LIVE.add(self)
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
@@ -93,7 +111,7 @@ class IsolatedRun:
         """Stops the child if it is still running: its outcomes are no longer needed."""
         self._cancelled.set()
         if self._process is not None:
-            kill_group(self._process)
+            self._kill(self._process)
 
     def close(self) -> None:
         """Cancels what is left and waits until the run has cleaned up after itself: no process of its
@@ -101,6 +119,12 @@ class IsolatedRun:
         self.cancel()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
+
+    def _kill(self, process: subprocess.Popen) -> None:
+        """Kills the child and every process it started (grader/processes.py)."""
+        kill_group(process, as_once=not self.limits.settings.protects("process-namespace"))
 
     def wait_for(self, label: str) -> RunOutcome:
         """Returns the outcome of one job as soon as it is over (its child may go on with the next)."""
@@ -141,6 +165,8 @@ class IsolatedRun:
         finally:
             for over in self._over.values():
                 over.set()
+            with _LIVE_LOCK:
+                _LIVE.discard(self)  # its children are gone and its folders removed
 
     def _run_child(self, jobs: list[Job]) -> int:
         """Runs `jobs` in one fresh child and returns how many of them are over (all, unless it stopped)."""
@@ -200,7 +226,7 @@ class IsolatedRun:
         self.sandbox = unreported(self.limits, prefix)
         sandbox = sandbox_request(self.limits, [job.problem for job in jobs], self.trusted, prefix)
         if self._cancelled.is_set():
-            kill_group(process)
+            self._kill(process)
         self._control = control_write
         request = encode_request(jobs, paths, self.limits, self.trusted, sandbox, ask=self.needed is not None)
         writer = threading.Thread(target=self._write_request, args=(request_write, request), daemon=True)
@@ -211,8 +237,7 @@ class IsolatedRun:
         try:
             over = self._collect(process, EventReader(result_read, self._strict), jobs, workdir, sandbox)
         finally:
-            protected = self.limits.settings.protects("process-namespace")
-            kill_group(process, orphan_rounds=None if protected else 50)
+            self._kill(process)
             os.close(result_read)
             os.close(control_write)
             writer.join(timeout=5)
@@ -288,7 +313,7 @@ class IsolatedRun:
             if isinstance(event, dict) and (event["sandbox"] is None) != (sandbox is None):
                 raise ProtocolError("a sandbox report the grader did not ask for, or none where it did")
         except ProtocolError as exc:
-            kill_group(process)
+            self._kill(process)
             event, why = None, f"it sent {exc}"
         else:
             why = (
@@ -398,7 +423,7 @@ class IsolatedRun:
             self._disk_checked = time.monotonic()
             counted = [usage(folder, MAX_FOLDER_ENTRIES) for folder in self._watched]
             written = sum(size for size, _ in counted) - self._written_before
-            if written > self._disk or sum(entries for _, entries in counted) > 2 * MAX_FOLDER_ENTRIES:
+            if written > self._disk or any(entries > MAX_FOLDER_ENTRIES for _, entries in counted):
                 return "disk"
         return ""
 
@@ -406,7 +431,7 @@ class IsolatedRun:
         """Stops the child and says why it stopped: a time, memory or disk limit it ran over, or how it
         ended."""
         if why in ("timeout", "memory", "disk"):
-            kill_group(process)
+            self._kill(process)
             if why == "timeout":
                 return f"timed out after {limit:g} s"
             if why == "disk":
@@ -414,7 +439,7 @@ class IsolatedRun:
                 return f"wrote more than {size} or {MAX_FOLDER_ENTRIES:,} files to its folders (disk limit)"
             return f"out of memory: used more than {describe_size(self.limits.memory_bytes)} (--memory-limit)"
         returncode = exit_status_unreaped(process, timeout=10)
-        kill_group(process)  # also what it left behind
+        self._kill(process)  # also what it left behind
         status = process.returncode if returncode is None else returncode
         return describe_exit(status, cpu_seconds(self.limits, jobs))
 
@@ -438,7 +463,7 @@ class IsolatedRun:
     def _broken(self, process: subprocess.Popen, outcome: RunOutcome, job: Job, exc: ProtocolError) -> None:
         """Ends a run whose result channel carried what the protocol does not allow: after the child was
         ready, only learner code can have written it, so it is the learner's error, whatever came before."""
-        kill_group(process)
+        self._kill(process)
         outcome.protocol_error = f"protocol error on the grader's private result channel: {exc}"
         outcome.stopped = outcome.protocol_error
         missing = [case.index for case in job.cases if case.index not in outcome.cases]

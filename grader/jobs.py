@@ -46,6 +46,7 @@ def encode_request(
                     "label": job.label,
                     "problem": job.problem.id,
                     "path": str(paths[job.label]),
+                    "shown": job.submission.shown,
                     "function": job.problem.function,
                     "parameters": list(job.problem.parameters),
                     "harness": str(job.problem.harness_path or ""),

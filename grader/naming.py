@@ -64,7 +64,11 @@ def name_mistake(
     if paths and course.reference_path(problem).is_file():
         request = TrustedRequest(problem, {REFERENCE: course.reference_path(problem), **paths}, practice)
         store = practice_store(limits.settings)
-        results = TrustedOutputs([request], limits, store).start().result(problem.id)
+        running = TrustedOutputs([request], limits, store).start()
+        try:
+            results = running.result(problem.id)
+        finally:
+            running.cancel()  # over already: this waits for its folder to go
         if isinstance(results[REFERENCE], str):
             return names  # the broken reference is reported where the submission is compared with it
         reference = arrays(results.pop(REFERENCE))

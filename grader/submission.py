@@ -37,7 +37,7 @@ class Submission:
     @classmethod
     def of_course_file(cls, path: Path) -> Submission:
         """One of the course's own files (a reference, a pitfall, a variant): trusted, read as it is."""
-        return cls(name=path.name, source=path.read_bytes(), shown=str(path))
+        return cls(name=path.name, source=path.read_bytes(), shown=str(path.absolute()))
 
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO must not block the grader

@@ -144,7 +144,11 @@ def _summarise_as_once(
     """The verdict as it was before a pass needed positive evidence: a case that never ran counted as
     nothing wrong (GRADE_TEST_UNPROTECTED=positive-pass: the tests that show why it may not)."""
     if load_failure:
-        return Status.ERROR, load_failure.message, "learner"
+        return (
+            Status.ERROR,
+            load_failure.message,
+            "grader" if load_failure.kind in GRADER_FAULTS else "learner",
+        )
     errors = [case for case in results if case.status is Status.ERROR]
     failures = [case for case in results if case.status is Status.FAIL]
     if errors:

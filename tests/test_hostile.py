@@ -30,6 +30,7 @@ SECRET = "hostile-tests-secret"  # reads_the_secret.py returns NaN if it can see
 TIMEOUT = 2
 # Touching GiBs page by page takes several seconds of kernel time, longer than TIMEOUT.
 TIMEOUTS = {"takes_8_gib": 60, "forks_to_hoard_memory": 60}
+MEMORY = {"hoards_memory_outside_its_session": 1500 << 20}  # what it holds outside its session exceeds
 WRONG = Path(__file__).parent / "toy_course" / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
 
 
@@ -47,7 +48,8 @@ SUBMISSIONS = sorted(FOLDER.glob("*.py"))
 @pytest.mark.parametrize("path", SUBMISSIONS, ids=lambda p: p.stem)
 def test_engine_verdict_and_reason(toy_course, path):
     status, reason = expectation(path)
-    grader = Grader(toy_course, secret=SECRET, limits=Limits(timeout=TIMEOUTS.get(path.stem, TIMEOUT)))
+    timeout, memory = TIMEOUTS.get(path.stem, TIMEOUT), MEMORY.get(path.stem, Limits().memory_bytes)
+    grader = Grader(toy_course, secret=SECRET, limits=Limits(timeout=timeout, memory_bytes=memory))
     start = time.monotonic()
     result = grader.grade_file(toy_course.problem("toy"), path)
     elapsed = time.monotonic() - start
@@ -65,6 +67,7 @@ def test_cli_verdict_reason_and_exit_status(toy_course, path):
     env = {**os.environ, "GRADE_SECRET": SECRET}
     timeout = str(TIMEOUTS.get(path.stem, TIMEOUT))
     argv = [str(script), "toy", "--submission", str(path), "--format", "json", "--timeout", timeout]
+    argv += ["--memory-limit", str(MEMORY[path.stem])] if path.stem in MEMORY else []
     done = subprocess.run(argv, cwd=toy_course.root, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == (0 if status is Status.PASS else 1), done.stderr
     (problem,) = json.loads(done.stdout)["problems"]

@@ -25,6 +25,7 @@ def cache(tmp_path, monkeypatch) -> Path:
     """A private cache folder, and no outputs remembered in this process."""
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.setattr(trusted, "_memo", {})
+    monkeypatch.setattr(trusted, "_profiles", {})  # kept in the private store only, forgotten after
     return tmp_path / "cache" / "outputs"
 
 
@@ -93,7 +94,7 @@ def test_hidden_case_outputs_never_reach_the_disk(toy_course, cache):
     pitfall = toy_course.root / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
     assert _grade(toy_course, pitfall, secret="hidden-cache-secret").status is Status.FAIL
     files = [toy_course.reference_path(problem), *toy_course.pitfall_paths(problem).values()]
-    digests = [trusted._digest(path, problem) for path in files]
+    digests = [trusted._digest(path.read_bytes(), problem) for path in files]
 
     def keys(cases):
         return {output_cache.entry_key(digest, case) for digest in digests for case in cases}

@@ -9,7 +9,7 @@ import pytest
 
 from grader.errors import CourseError
 from grader.limits import Limits
-from grader.sandbox import landlock_request, sandbox_prefix
+from grader.sandbox import sandbox_prefix, sandbox_request
 from grader.settings import Settings
 
 
@@ -61,8 +61,8 @@ def test_a_grader_obeys_the_settings_it_was_given_not_the_environment_later(toy_
     limits = Limits(settings=Settings.from_environment({}))
     monkeypatch.setenv("GRADE_LANDLOCK", "off")
     monkeypatch.setenv("GRADE_SANDBOX", "bwrap --")
-    assert landlock_request(limits, [problem], trusted=False, prefix=[]) is not None
+    assert sandbox_request(limits, [problem], trusted=False, prefix=[])["forbidden"] is not None
     assert sandbox_prefix(limits.settings, problem) == []
     switched_off = Limits(settings=Settings.from_environment())
-    assert landlock_request(switched_off, [problem], trusted=False, prefix=[]) is None
+    assert sandbox_request(switched_off, [problem], trusted=False, prefix=[])["forbidden"] is None
     assert sandbox_prefix(switched_off.settings, problem) == ["bwrap", "--"]

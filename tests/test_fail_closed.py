@@ -1,0 +1,445 @@
+"""Fail closed: a hostile submission of every class the security review found cannot pass, cannot touch a
+classmate's result and cannot take a batch down.
+
+The submissions are in tests/submissions/ (each file's first line says the verdict `tests/test_hostile.py`
+checks for it through the engine and the real `grade` command in hidden mode); the symbolic links, which a
+learner makes in their checkout, are made here. Here they are graded as a class is: together in one
+`grade batch` of hidden cases with honest classmates graded in the same batch and in a later one, and
+through Gradescope's `run_autograder`. None passes, each gets a reason, the classmates pass, no process and
+no private folder is left, the gradebook is complete. Then each is graded again with the protection it tests
+switched off (GRADE_TEST_UNPROTECTED, the option the tests use), which shows the old behaviour: so every
+assertion is seen to depend on what it tests.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.settings import PROTECTIONS
+
+HERE = Path(__file__).parent
+SUBMISSIONS = HERE / "submissions"
+GRADE = str(Path(sys.executable).with_name("grade"))
+SECRET = "fail-closed-tests-secret"
+TOKEN = "ghp_FAKE_TOKEN_ON_THE_GRADING_MACHINE_1234"
+CHAIN_MARKER = b"grade-chain-marker"
+ALL_OFF = ",".join(PROTECTIONS)
+
+JAX_TOY = """\
+import jax.numpy as jnp
+
+
+def scaled_sum(x, scale):
+    return jnp.stack([jnp.sum(x) * scale, jnp.max(x)])
+"""
+JAX_TOY_MAX = """\
+import jax.numpy as jnp
+
+
+def largest(x):
+    return jnp.max(x, keepdims=True)
+"""
+
+# Learner folder -> (what its toy stub is, the reason its toy row must give). Every hostile learner's
+# toy_max stub is correct, so that a learner's other problem is seen to be graded as usual.
+HOSTILE = {
+    "aaron-poisons-the-cache": ("poisons_the_compilation_cache.py", "outside the tolerance"),
+    "deep-json": ("deep_json_on_the_channel.py", "protocol error"),
+    "huge-seconds": ("huge_seconds_on_the_channel.py", "protocol error"),
+    "forged-harness": ("forges_a_harness_failure.py", "protocol error"),
+    "datagrams": ("sends_udp_and_unix_datagrams.py", "PermissionError"),
+    "litter": ("fills_its_folder_with_files.py", "disk limit"),
+    "hoarder": ("hoards_memory_outside_its_session.py", "out of memory"),
+    "chain": ("chain_of_processes_after_setsid.py", "outside the tolerance"),
+    "link-to-the-solution": ("-> ../../../../solutions/toy.py", "symbolic link"),
+    "link-to-a-classmate": ("-> ../../../zoe/problems/toy/stub.py", "symbolic link"),
+    "linked-folder": ("problems/toy -> ../../zoe/problems/toy", "symbolic link"),
+    "long-link": ("-> " + "x" * 300, "symbolic link"),
+}
+# Graded last in the batch, long after the poisoner: zara's answer uses jnp.max, the kernel it poisons; zoe's
+# (numpy) is what the links point at.
+HONEST = ("zara", "zoe")
+
+
+def _chain() -> list[int]:
+    """The live processes of chain_of_processes_after_setsid.py."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            state = entry.joinpath("stat").read_text().rpartition(")")[2].split()[0]
+            if CHAIN_MARKER in entry.joinpath("cmdline").read_bytes() and state != "Z":
+                found.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def _kill_the_chain() -> None:
+    for pid in _chain():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+
+
+def _learner(roster: Path, name: str, toy: str, toy_max: str) -> None:
+    """A learner's checkout; a `toy` of "-> TARGET" makes the stub a link, "problems/toy -> TARGET" the
+    problem's folder."""
+    folder = roster / name / "problems"
+    (folder / "toy_max").mkdir(parents=True)
+    (folder / "toy_max" / "stub.py").write_text(toy_max)
+    if toy.startswith("problems/toy -> "):
+        (folder / "toy").symlink_to(toy.removeprefix("problems/toy -> "))
+        return
+    (folder / "toy").mkdir()
+    if toy.startswith("-> "):
+        (folder / "toy" / "stub.py").symlink_to(toy.removeprefix("-> "))
+    else:
+        (folder / "toy" / "stub.py").write_text(toy)
+
+
+def _datagram_listeners(tmp: Path) -> tuple[socket.socket, socket.socket]:
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    unix.bind(str(tmp / "listener.sock"))
+    for listener in (udp, unix):
+        listener.setblocking(False)
+    return udp, unix
+
+
+def _received(listener: socket.socket) -> list[bytes]:
+    found = []
+    while True:
+        try:
+            found.append(listener.recv(1000))
+        except BlockingIOError:
+            return found
+
+
+def _datagrams_source(udp: socket.socket, tmp: Path) -> str:
+    source = (SUBMISSIONS / "sends_udp_and_unix_datagrams.py").read_text()
+    source = source.replace("PORT = 9  #", f"PORT = {udp.getsockname()[1]}  #")
+    return source.replace('"/nonexistent/grade-test.sock"', repr(str(tmp / "listener.sock")))
+
+
+class Classroom:
+    """A course with a roster of hostile learners and a roster of honest classmates, graded in hidden mode
+    with one compilation cache and one temporary folder for every grader process and child."""
+
+    def __init__(self, toy_course, tmp: Path, unprotected: str) -> None:
+        self.course = toy_course.root
+        self.tmp = tmp
+        self.temporary = tmp / "temporary"
+        self.temporary.mkdir()
+        (self.course / "ci-token").write_text(TOKEN)  # a file the grader's user can read
+        self.env = {
+            **{key: value for key, value in os.environ.items() if not key.startswith("GRADE")},
+            "GRADE_SECRET": SECRET,
+            "GRADE_CACHE_DIR": str(tmp / "cache"),
+            "GRADE_TEST_UNPROTECTED": unprotected,
+            "TMPDIR": str(self.temporary),
+        }
+        self.udp, self.unix = _datagram_listeners(tmp)
+        solutions = self.course / "solutions"
+        self.hostile = self.course / "roster"  # inside the course, as the documented CI layout has it
+        for name, (toy, _) in HOSTILE.items():
+            if toy == "sends_udp_and_unix_datagrams.py":
+                toy = _datagrams_source(self.udp, tmp)
+            elif toy.endswith(".py") and not toy.startswith("->"):
+                toy = (SUBMISSIONS / toy).read_text()
+            _learner(self.hostile, name, toy, (solutions / "toy_max.py").read_text())
+        (self.hostile / "token" / "problems" / "toy").mkdir(parents=True)
+        (self.hostile / "token" / "problems" / "toy" / "stub.py").write_text(JAX_TOY)
+        (self.hostile / "token" / "problems" / "toy_max").mkdir()
+        (self.hostile / "token" / "problems" / "toy_max" / "stub.py").symlink_to("../../../../ci-token")
+        self.honest = tmp / "later-batch"
+        for roster in (self.hostile, self.honest):
+            _learner(roster, "zara", JAX_TOY, JAX_TOY_MAX)
+            _learner(
+                roster, "zoe", (solutions / "toy.py").read_text(), (solutions / "toy_max.py").read_text()
+            )
+
+    def batch(self, roster: Path, out: str) -> tuple[subprocess.CompletedProcess, list[dict[str, str]]]:
+        gradebook = self.tmp / out
+        argv = [GRADE, "batch", str(roster), "--out", str(gradebook), "--jobs", "2", "--timeout", "10"]
+        argv += ["--memory-limit", "1500M"]  # what hoards_memory_outside_its_session.py exceeds
+        done = subprocess.run(
+            argv, cwd=self.course, env=self.env, capture_output=True, text=True, timeout=900
+        )
+        with gradebook.open(newline="") as handle:
+            return done, list(csv.DictReader(handle))
+
+    def datagrams(self) -> list[bytes]:
+        return _received(self.udp) + _received(self.unix)
+
+    def close(self) -> None:
+        _kill_the_chain()
+        self.udp.close()
+        self.unix.close()
+
+
+def _rows(rows: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, str]]:
+    return {(row["learner"], row["problem"]): row for row in rows}
+
+
+@pytest.fixture(scope="module")
+def protected(tmp_path_factory):
+    """The hostile batch and the later honest batch, graded as by default."""
+    from grader.problems import Course
+
+    tmp = tmp_path_factory.mktemp("protected")
+    course = tmp / "course"
+    shutil.copytree(HERE / "toy_course", course)
+    room = Classroom(Course(course), tmp, unprotected="")
+    try:
+        hostile = room.batch(room.hostile, "hostile.csv")
+        chain_left = _chain()
+        later = room.batch(room.honest, "later.csv")
+        yield room, hostile, later, chain_left
+    finally:
+        room.close()
+
+
+@pytest.fixture(scope="module")
+def unprotected(tmp_path_factory):
+    """The same two batches with every protection switched off: the old behaviour."""
+    from grader.problems import Course
+
+    tmp = tmp_path_factory.mktemp("unprotected")
+    course = tmp / "course"
+    shutil.copytree(HERE / "toy_course", course)
+    room = Classroom(Course(course), tmp, unprotected=ALL_OFF)
+    try:
+        hostile = room.batch(room.hostile, "hostile.csv")
+        chain_left = _chain()
+        later = room.batch(room.honest, "later.csv")
+        yield room, hostile, later, chain_left
+    finally:
+        room.close()
+
+
+def test_no_hostile_learner_passes_and_each_row_says_why(protected):
+    _, (done, rows), _, _ = protected
+    assert done.returncode == 0, done.stderr
+    graded = _rows(rows)
+    learners = [*HOSTILE, "token", *HONEST]
+    assert len(rows) == 2 * len(learners) and {learner for learner, _ in graded} == set(learners)
+    for name, (_, reason) in HOSTILE.items():
+        row = graded[(name, "toy")]
+        assert row["status"] in ("fail", "error"), (name, row)
+        assert reason in row["message"], (name, row["message"])
+    for name in HOSTILE:  # the learner's other problem is graded as usual
+        if name not in ("long-link",):
+            assert graded[(name, "toy_max")]["status"] == "pass", (name, graded[(name, "toy_max")])
+    token = graded[("token", "toy_max")]
+    assert token["status"] == "error" and "symbolic link" in token["message"]
+    assert TOKEN not in json.dumps(rows), "the file the link points to was never read"
+
+
+def test_classmates_graded_beside_and_after_the_hostile_learners_are_unharmed(protected):
+    _, (_, rows), (later_done, later), _ = protected
+    graded = _rows(rows)
+    for name in HONEST:
+        assert graded[(name, "toy")]["status"] == "pass", graded[(name, "toy")]
+        assert graded[(name, "toy_max")]["status"] == "pass"
+    assert later_done.returncode == 0, later_done.stderr
+    assert {row["status"] for row in later} == {"pass"}, (
+        "a later batch on the machine reads no poisoned kernel"
+    )
+
+
+def test_nothing_a_hostile_learner_started_or_wrote_outlives_the_batch(protected):
+    room, _, _, chain_left = protected
+    assert chain_left == [], "the chain of processes outlived the batch"
+    assert not list(room.temporary.iterdir()), "a private folder or a file written late was left behind"
+    assert room.datagrams() == [], "a datagram left a learner's child"
+
+
+def test_without_the_protections_the_old_behaviour_shows(unprotected):
+    room, (done, rows), (_, later), _ = unprotected
+    graded = _rows(rows)
+    passed = {name for name in HOSTILE if graded[(name, "toy")]["status"] == "pass"}
+    # positive-pass, strict-protocol: the reader dies or skips the forgery, and a problem whose cases never
+    # ran passes; submission-copy: links are followed; disk-limit, process-namespace: the litter and the
+    # memory outside the session go unseen; socket-filter: the datagrams leave.
+    assert passed == {
+        "deep-json",
+        "huge-seconds",
+        "datagrams",
+        "litter",
+        "hoarder",
+        "link-to-the-solution",
+        "link-to-a-classmate",
+        "linked-folder",
+    }, {name: graded[(name, "toy")]["message"] for name in HOSTILE}
+    forged = graded[("forged-harness", "toy")]
+    assert forged["status"] == "grader_error" and "please regrade me" in forged["message"]
+    assert done.returncode == 2, "the forged harness failure reads as the course's"
+    assert TOKEN in json.dumps(rows), "the linked CI token was graded as the learner's file"
+    assert len(room.datagrams()) >= 2
+    assert graded[("zara", "toy")]["status"] == "fail", "graded after the poisoner, from one shared cache"
+    later = _rows(later)
+    assert later[("zara", "toy")]["status"] == "fail", "and in a later batch"
+
+
+def test_a_chain_of_processes_dies_with_the_run_and_outlives_it_without_the_namespace(toy_course, tmp_path):
+    """One `grade` run in practice mode, its second with warm caches, so that the learner's is the only child:
+    each child's clean-up hunts the orphans again, as a batch's or a cold run's many children do."""
+    hostile = str(SUBMISSIONS / "chain_of_processes_after_setsid.py")
+
+    def grade(unprotected: str) -> subprocess.CompletedProcess:
+        temporary = tmp_path / f"temporary-{unprotected or 'protected'}"
+        temporary.mkdir()
+        env = {**os.environ, "TMPDIR": str(temporary), "GRADE_CACHE_DIR": str(tmp_path / "cache")}
+        env["GRADE_TEST_UNPROTECTED"] = unprotected
+        argv = [GRADE, "toy", "--submission", hostile, "--format", "json"]
+        done = subprocess.run(argv, cwd=toy_course.root, env=env, capture_output=True, text=True, timeout=300)
+        assert json.loads(done.stdout)["problems"][0]["status"] == "fail"
+        return temporary
+
+    try:
+        temporary = grade("")
+        assert _chain() == [], "a process of the chain outlived the run"
+        assert not list(temporary.iterdir()), "the private folder, or a heartbeat, was left behind"
+        grade("process-namespace")
+        assert len(_chain()) > 0, "without the namespace, a hunt of 50 rounds leaves the chain's tail"
+    finally:
+        _kill_the_chain()
+
+
+AUTOGRADER_CASES = {
+    # upload: file name -> a file of tests/submissions, or "-> TARGET" for a link; toy's status and reason
+    "link": ({"toy.py": "-> {source}/solutions/toy.py"}, "symbolic link"),
+    "deep json": ({"toy.py": "deep_json_on_the_channel.py"}, "protocol error"),
+    "forged harness": ({"toy.py": "forges_a_harness_failure.py"}, "protocol error"),
+}
+
+
+@pytest.mark.parametrize("case", AUTOGRADER_CASES, ids=lambda case: case.replace(" ", "-"))
+def test_gradescope_grades_a_hostile_upload_as_the_learners_error(toy_course, tmp_path, case):
+    upload, reason = AUTOGRADER_CASES[case]
+    tree = tmp_path / "autograder"
+    shutil.copytree(toy_course.root, tree / "source")
+    (tree / "source" / "grade_secret").write_text(SECRET)
+    (tree / "submission").mkdir()
+    for name, content in upload.items():
+        target = tree / "submission" / name
+        if content.startswith("-> "):
+            target.symlink_to(content.removeprefix("-> ").format(source=tree / "source"))
+        else:
+            shutil.copy(SUBMISSIONS / content, target)
+    shutil.copy(tree / "source" / "solutions" / "toy_max.py", tree / "submission" / "toy_max.py")
+
+    def run(unprotected: str) -> dict:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("GRADE")}
+        env |= {"AUTOGRADER_ROOT": str(tree), "GRADE_PYTHON": sys.executable, "GRADE_TIMEOUT": "10"}
+        env |= {"GRADE_TEST_UNPROTECTED": unprotected, "GRADE_CACHE_DIR": str(tmp_path / "cache")}
+        done = subprocess.run(
+            ["bash", str(HERE.parent / "ci" / "gradescope" / "run_autograder")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        results = json.loads((tree / "results" / "results.json").read_text())
+        return {test["name"].split(":")[0]: test for test in results["tests"]} | {"": results}
+
+    tests = run("")
+    assert tests["toy"]["status"] == "failed" and tests["toy"]["score"] == 0
+    assert reason in tests["toy"]["output"], tests["toy"]["output"]
+    assert tests["toy_max"]["status"] == "passed", "the learner's other problem is graded as usual"
+    old = run(ALL_OFF)
+    if case == "forged harness":  # the learner's error read as the course's: the autograder gives up
+        assert "could not grade" in old[""]["output"]
+    else:
+        assert old["toy"]["status"] == "passed", f"without the protections the {case} upload passes"
+
+
+def test_the_protections_switched_off_are_in_every_report(toy_course, tmp_path):
+    env = {**os.environ, "GRADE_TEST_UNPROTECTED": "socket-filter", "GRADE_SECRET": SECRET}
+    argv = [GRADE, "toy", "--submission", str(toy_course.root / "solutions" / "toy.py"), "--format", "json"]
+    done = subprocess.run(argv, cwd=toy_course.root, env=env, capture_output=True, text=True, timeout=300)
+    report = json.loads(done.stdout)
+    assert report["sandbox"]["unprotected"] == ["socket-filter"]
+    assert "TESTING ONLY, switched off: socket-filter" in report["sandbox"]["summary"]
+    wrong = {**env, "GRADE_TEST_UNPROTECTED": "everything"}
+    done = subprocess.run(argv, cwd=toy_course.root, env=wrong, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "the protections are" in done.stderr
+
+
+def test_a_pass_needs_every_case_to_come_back(toy_course):
+    """The one place that decides a pass (grader/verdicts.py), for each way of not finishing."""
+    from grader.cases import make_cases
+    from grader.limits import Limits
+    from grader.outcomes import CaseOutcome, LoadFailure, RunOutcome
+    from grader.protocol import Returned
+    from grader.results import Status
+    from grader.settings import Settings
+    from grader.verdicts import case_result, summarise
+
+    problem = toy_course.problem("toy")
+    cases = make_cases(problem)
+    expected = {
+        case.index: (case.inputs["x"].sum() * case.inputs["scale"], case.inputs["x"].max()) for case in cases
+    }
+    limits, old = Limits(), Limits(settings=Settings(unprotected=frozenset({"positive-pass"})))
+
+    def verdict(outcome: RunOutcome, limits: Limits = limits) -> tuple[Status, str, str]:
+        import numpy as np
+
+        arrays = {index: np.array(value, np.float64) for index, value in expected.items()}
+        results = [case_result(c, outcome, arrays.get(c.index), problem, False, limits) for c in cases]
+        return summarise(cases, results, outcome, limits)
+
+    def answered(*indices: int) -> dict[int, CaseOutcome]:
+        import numpy as np
+
+        return {
+            index: CaseOutcome(index, 0.1, Returned.from_array(np.array(expected[index], np.float64)))
+            for index in indices
+        }
+
+    every = [case.index for case in cases]
+    assert verdict(RunOutcome("toy", cases=answered(*every)))[0] is Status.PASS, "the test can pass"
+    ways = {
+        "nothing came back": RunOutcome("toy"),
+        "the last case is missing": RunOutcome("toy", cases=answered(*every[:-1])),
+        "the reader failed": RunOutcome("toy", cases=answered(*every), grader_failure="RecursionError: deep"),
+        "a protocol error": RunOutcome("toy", cases=answered(*every), protocol_error="protocol error: x"),
+        "a harness failure": RunOutcome("toy", load_failure=LoadFailure("harness", "harness: broken")),
+        "the sandbox did not hold": RunOutcome("toy", load_failure=LoadFailure("sandbox", "required")),
+        "a crash while loading": RunOutcome("toy", load_failure=LoadFailure("crash", "crashed")),
+        "stopped in a case": RunOutcome(
+            "toy", cases=answered(every[0]), stopped="timed out", stopped_in_case=every[1]
+        ),
+    }
+    faults = {}
+    for way, outcome in ways.items():
+        status, message, fault = verdict(outcome)
+        assert status is Status.ERROR and message, way
+        faults[way] = fault
+    assert faults == {
+        "nothing came back": "grader",
+        "the last case is missing": "grader",
+        "the reader failed": "grader",
+        "a protocol error": "learner",
+        "a harness failure": "grader",
+        "the sandbox did not hold": "grader",
+        "a crash while loading": "learner",
+        "stopped in a case": "learner",
+    }
+    # The old rule counted a case that never ran as nothing wrong.
+    assert verdict(ways["nothing came back"], old)[0] is Status.PASS
+    assert verdict(ways["the last case is missing"], old)[0] is Status.PASS
