@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader.problems import Course  # noqa: E402
+from grader.settings import PROTECTIONS  # noqa: E402
 
 FLOOR = "import jax, flax, optax; jax.numpy.ones(3).sum().block_until_ready()"
 # The correct submissions themselves, on the practice cases, in one bare interpreter with no grader and no
@@ -79,6 +80,8 @@ WRONG_OVER_RIGHT = 1.3  # a wrong submission graded in hidden mode, against a ri
 CONTAINER_OVER_ALONE = 1.2  # a fresh Gradescope container's grade, against the submissions alone
 SANDBOX_COST = 1.05  # one problem graded warm with Landlock (the default), against GRADE_LANDLOCK=off
 PROFILE_COST = 1.10  # a wrong answer graded warm with its precision profile, against --no-profile
+PROTECTIONS_COST = 1.05  # warm grading with every fail-closed protection, against none (issue 20)
+ALL_OFF = ",".join(PROTECTIONS)  # GRADE_TEST_UNPROTECTED for the old behaviour
 RSS_GOAL_MB = 700
 
 
@@ -170,6 +173,57 @@ def profile_cost(
     return costs
 
 
+def protections_cost(
+    course: Course, grade: str, env: dict[str, str], scratch: Path, learners: int, jobs: int, repeat: int
+) -> list[tuple[str, float, float, float | None]]:
+    """What failing closed costs: the same commands with every protection on (the default) and with
+    GRADE_TEST_UNPROTECTED naming them all (the old behaviour: one compilation cache shared by every learner,
+    no PID namespace, no seccomp filter, no copy of the submission, no disk count), interleaved. Rows
+    (name, seconds protected, seconds not, goal): one problem graded warm (median of `repeat` pairs); a
+    hidden `grade batch` of `learners` identical correct checkouts, first with every learner's compilation
+    cache empty (the protected learners each compile their own kernels; unprotected, the first compiles for
+    all), then again, warm (median of two pairs)."""
+    checkout = learner_checkout(course, scratch / "protections-learner")
+    off = env | {"GRADE_TEST_UNPROTECTED": ALL_OFF}
+    one = [grade, course.problems()[0].id, "--root", str(checkout)]
+    measure(one, env, ROOT), measure(one, off, ROOT)  # warm both
+    pairs = [(measure(one, env, ROOT).seconds, measure(one, off, ROOT).seconds) for _ in range(repeat)]
+    on_one, off_one = (sorted(side)[len(pairs) // 2] for side in zip(*pairs, strict=True))
+    roster = scratch / "protections-roster"
+    for number in range(learners):
+        shutil.copytree(checkout, roster / f"learner{number:02d}")
+    hidden = {"GRADE_SECRET": "benchmark-secret"}
+    out = scratch / "protections.csv"
+    batch = [grade, "batch", str(roster), "--out", str(out), "--jobs", str(jobs)]
+    for folder in ("jax-learners", "jax-submissions"):  # the learners' kernels, not the course's
+        shutil.rmtree(Path(env["GRADE_CACHE_DIR"]) / folder, ignore_errors=True)
+    cold_on, cold_off = measure(batch, env | hidden, ROOT).seconds, measure(batch, off | hidden, ROOT).seconds
+    warm = [
+        (measure(batch, env | hidden, ROOT).seconds, measure(batch, off | hidden, ROOT).seconds)
+        for _ in range(2)
+    ]
+    warm_on, warm_off = (sorted(side)[0] for side in zip(*warm, strict=True))
+    per = learners * len(course.problems())
+    return [
+        (f"{course.problems()[0].id}, warm (median of {repeat})", on_one, off_one, PROTECTIONS_COST),
+        (
+            f"batch of {learners}, hidden, warm, per learner-problem",
+            warm_on / per,
+            warm_off / per,
+            PROTECTIONS_COST,
+        ),
+        (f"batch of {learners}, hidden, learners' caches empty", cold_on / per, cold_off / per, None),
+    ]
+
+
+def print_protections_cost(costs: list[tuple[str, float, float, float | None]]) -> None:
+    print("fail-closed protections on / off (GRADE_TEST_UNPROTECTED, the old behaviour):")
+    for name, on, off, goal in costs:
+        mark = ("ok" if on / off <= goal else "MISS") if goal else ""
+        aim = f"<={goal:g}" if goal else ""
+        print(f"  {name:<50} on {on:7.2f} s  off {off:7.2f} s  ratio {on / off:5.2f} {aim:>7} {mark}")
+
+
 def print_profile_cost(costs: list[tuple[str, float, float]]) -> None:
     for problem_id, on, off in costs:
         print(f"  {problem_id:<24} traced {on:6.2f} s   --no-profile {off:6.2f} s   ratio {on / off:5.2f}")
@@ -188,6 +242,9 @@ def main() -> int:
     parser.add_argument(
         "--only-profile", action="store_true", help="measure the precision profile's cost only"
     )
+    parser.add_argument(
+        "--only-protections", action="store_true", help="measure the fail-closed protections' cost only"
+    )
     args = parser.parse_args()
     course = Course(ROOT)
     problems = course.problems()
@@ -201,6 +258,12 @@ def main() -> int:
         ratios: list[tuple[str, float, float | None]] = []
         if args.only_profile:
             print_profile_cost(profile_cost(course, grade, env, max(args.repeat, 5)))
+            return 0
+        if args.only_protections:
+            costs = protections_cost(
+                course, grade, env, scratch, args.learners, args.jobs, max(args.repeat, 7)
+            )
+            print_protections_cost(costs)
             return 0
 
         def median(argv: list[str], environ: dict[str, str]) -> Measured:
@@ -286,17 +349,20 @@ def main() -> int:
         rows.append(("one problem, hidden, wrong answer, warm (mean)", Measured(wrong_each, 0, 0, 0), None))
         ratios.append(("wrong / right, hidden, warm", wrong_each / right_each, WRONG_OVER_RIGHT))
         profiled = profile_cost(course, grade, env, max(args.repeat, 5))
+        protected = protections_cost(
+            course, grade, env, scratch, args.learners, args.jobs, max(args.repeat, 7)
+        )
 
         # A fresh container: the course's caches as the image's set-up left them, the submissions' empty.
         container = scratch / "container-cache"
         shutil.copytree(scratch / "cache", container)
-        shutil.rmtree(container / "jax-submissions", ignore_errors=True)
+        shutil.rmtree(container / "jax-learners", ignore_errors=True)
         in_container = batch_env | {"GRADE_CACHE_DIR": str(container)}
         fresh_argv = [grade, "--all", "--root", str(checkout), "--low-memory"]
         unprepared = measure(fresh_argv, in_container, ROOT)
-        shutil.rmtree(container / "jax-submissions", ignore_errors=True)
+        shutil.rmtree(container / "jax-learners", ignore_errors=True)
         subprocess.run([grade, "prepare"], env=in_container, cwd=ROOT, capture_output=True)  # setup.sh
-        shutil.rmtree(container / "jax-submissions", ignore_errors=True)
+        shutil.rmtree(container / "jax-learners", ignore_errors=True)
         fresh = measure(fresh_argv, in_container, ROOT)
         rows.append(("fresh container: grade --all hidden --low-memory", fresh, None))
         rows.append(("  the same without grade prepare's hidden outputs", unprepared, None))
@@ -326,6 +392,7 @@ def main() -> int:
         aim = f"<={goal:g}" if goal else ""
         print(f"{name:<52} {value:>8.2f} {aim:>8} {mark}")
     print_profile_cost(profiled)
+    print_protections_cost(protected)
     worst = max(m.largest_mb for name, m, _ in rows if name.startswith("grade"))
     verdict = "ok" if worst <= RSS_GOAL_MB else "MISS"
     print(f"\nlargest process of any grade command: {worst:.0f} MB (goal <= {RSS_GOAL_MB} MB: {verdict})")

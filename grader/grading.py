@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grader import kernel_cache
 from grader.cases import PROFILE_CASE, Case, make_cases
 from grader.errors import CourseError, UsageError
 from grader.expected import References, expected_outputs, wait_all
@@ -64,6 +65,8 @@ class Grader:
         self.low_memory = low_memory
         self.profile = profile
         check_sandbox(self.limits.settings)
+        if self.limits.settings.cache_root is not None:  # learners' kernels unused for long, or too many, go
+            kernel_cache.prune_learners(self.limits.settings.cache_root)
         self.expected = expected_outputs(course, self.secret, self.limits)  # where expected outputs come from
 
     @property
@@ -198,9 +201,8 @@ class Grader:
         traced = {problem.id: cases[PROFILE_CASE]} if self.profile != "off" else {}
         references = self.expected.start([problem], {problem.id: cases}, traced)
         outcome = call_in_process(problem, fn, cases)
-        outcome.sandbox = Sandbox(
-            reason="called in this process by grade_function, on the practice cases only"
-        )
+        here = "called in this process by grade_function, on the practice cases only"
+        outcome.sandbox = Sandbox(reason=here, sockets_reason=here, processes_reason=here)
 
         def traced_run() -> RunOutcome:  # traced here too, when the answer failed
             outcome.profile = outcome.profile or trace_in_process(problem, fn, cases[PROFILE_CASE])

@@ -141,14 +141,13 @@ class Sandbox:
                 text += f" (not {', '.join(missing)}: this kernel's Landlock is too old for them)"
         else:
             text = f"no Landlock ({self.reason or 'not reported'})"
-        text += (
-            "; seccomp closed sockets"
-            if self.sockets
-            else f"; sockets open ({self.sockets_reason or 'not reported'})"
-        )
+        if self.sockets:
+            text += "; seccomp closed sockets"
+        elif self.sockets_reason != self.reason or held:  # one cause for all is said once
+            text += f"; sockets open ({self.sockets_reason or 'not reported'})"
         if self.processes:
             text += "; a PID namespace held its processes"
-        else:
+        elif self.processes_reason != self.reason or held:
             text += f"; no PID namespace ({self.processes_reason or 'not reported'})"
         text += f"; GRADE_SANDBOX: {self.command}" if self.command else ""
         if self.unprotected:

@@ -70,7 +70,7 @@ def unreported(limits: Limits, prefix: list[str]) -> Sandbox:
     """What protects a child before it reports its sandbox: nothing yet; the GRADE_SANDBOX command."""
     reason = "the child stopped before it reported its sandbox"
     return Sandbox(
-        reason=f"switched off: {LANDLOCK_ENV}=off" if not limits.settings.landlock else reason,
+        reason=reason if limits.settings.landlock else f"switched off: {LANDLOCK_ENV}=off",
         sockets_reason=reason,
         processes_reason=reason,
         command=" ".join(prefix),

@@ -20,12 +20,14 @@ HERE = Path(__file__).resolve().parent
 SUBMISSIONS = HERE / "submissions"
 SECRET = "hostile-tests-secret"
 TIMEOUTS = {"takes_8_gib": 60, "forks_to_hoard_memory": 60}  # touching GiBs page by page is slow
+MEMORY = {"hoards_memory_outside_its_session": "1500M"}  # what it holds outside its session exceeds
 
 
 def grade(course: Path, path: Path, timeout: float) -> tuple[int, dict, float]:
     script = Path(sys.executable).with_name("grade")
     argv = [str(script), "toy", "--submission", str(path), "--format", "json"]
     argv += ["--timeout", str(TIMEOUTS.get(path.stem, timeout))]
+    argv += ["--memory-limit", MEMORY[path.stem]] if path.stem in MEMORY else []
     start = time.monotonic()
     done = subprocess.run(
         argv, cwd=course, env={**os.environ, "GRADE_SECRET": SECRET}, capture_output=True, text=True
