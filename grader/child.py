@@ -1,10 +1,13 @@
 """The child side of grading: loads submissions and calls their function on every case.
 
-Run as a script in a fresh interpreter (`python -I -u child.py REQUEST_FD RESULT_FD [CONTROL_FD]`). It
-reads one pickled request from the grader (grader/jobs.py: jobs, each a submission, its function and its
-cases), loads the problems' harnesses, restricts itself with Landlock (grader/landlock.py) unless asked not
-to, then writes one JSON object per line to the private result pipe (the events are listed in
-grader/protocol.py, which reads them). Standalone on purpose: it imports only the standard library, numpy
+Run as a script in a fresh interpreter (`python -I -u child.py REQUEST_FD RESULT_FD CONTROL_FD [isolate]`).
+With `isolate` (a learner's child) it first enters a PID namespace of its own (grader/process_namespace.py).
+It reads one pickled request from the grader (grader/jobs.py: jobs, each a copy of a submission in this
+process's folder, the learner's own path for it, its function and its cases), loads the problems'
+harnesses, closes what learner code must not reach (Landlock, grader/landlock.py; the seccomp filter on
+sockets, grader/seccomp.py) when asked, says so in its ready event, and only then imports submissions; it
+writes one JSON object per line to the private result pipe (the events are listed in grader/protocol.py,
+which checks them). Standalone on purpose: it imports only the standard library, numpy
 and jax, and loads its two siblings by path, so that the grader package need not be importable here. The
 one other caller of `call_case` is `grade_function` (notebooks: practice cases, in the caller's process).
 

@@ -190,10 +190,8 @@ class IsolatedRun:
         copies: dict[tuple[str, bytes], Path] = {}
         for job in jobs:
             key = (job.submission.name, job.submission.source)
-            if key not in copies:
-                folder = (
-                    workdir / f"submission-{len(copies)}"
-                )  # a folder of its own: tracebacks keep its name
+            if key not in copies:  # in a folder of its own, under its own name
+                folder = workdir / f"submission-{len(copies)}"
                 folder.mkdir()
                 copies[key] = folder / job.submission.name
                 copies[key].write_bytes(job.submission.source)
@@ -219,6 +217,10 @@ class IsolatedRun:
                     cwd=workdir,
                     env=self.limits.settings.child_environment(workdir, self.learner, sandboxed=bool(prefix)),
                 )
+        except BaseException:  # no child: the grader's failure, reported by _run
+            for fd in (request_write, result_read, control_write):
+                os.close(fd)
+            raise
         finally:
             for fd in fds:
                 os.close(fd)

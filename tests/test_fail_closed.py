@@ -443,3 +443,29 @@ def test_a_pass_needs_every_case_to_come_back(toy_course):
     # The old rule counted a case that never ran as nothing wrong.
     assert verdict(ways["nothing came back"], old)[0] is Status.PASS
     assert verdict(ways["the last case is missing"], old)[0] is Status.PASS
+
+
+@pytest.mark.parametrize("broken", ["mkdtemp", "start_child"])
+def test_a_run_the_grader_cannot_make_is_the_graders_error_never_a_pass(toy_course, monkeypatch, broken):
+    """A full disk (no private folder) or a child that cannot be started: the collecting thread fails before
+    any case, which once left a problem with no case results, and so a pass."""
+    import errno
+
+    from grader import isolation
+    from grader.grading import Grader
+    from grader.limits import Limits
+    from grader.results import Status
+    from grader.settings import Settings
+
+    def fails(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    target = isolation.tempfile if broken == "mkdtemp" else isolation
+    monkeypatch.setattr(target, broken, fails)
+    problem = toy_course.problem("toy")
+    wrong = toy_course.root / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
+    result = Grader(toy_course, secret=SECRET, limits=Limits(timeout=10)).grade_file(problem, wrong)
+    assert result.status is Status.ERROR and result.fault == "grader"
+    assert "the grader failed, not your code" in result.message and "No space left" in result.message
+    old = Limits(timeout=10, settings=Settings(unprotected=frozenset({"positive-pass"})))
+    assert Grader(toy_course, secret=SECRET, limits=old).grade_file(problem, wrong).status is Status.PASS
