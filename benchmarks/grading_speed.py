@@ -179,40 +179,48 @@ def protections_cost(
     """What failing closed costs: the same commands with every protection on (the default) and with
     GRADE_TEST_UNPROTECTED naming them all (the old behaviour: one compilation cache shared by every learner,
     no PID namespace, no seccomp filter, no copy of the submission, no disk count), interleaved. Rows
-    (name, seconds protected, seconds not, goal): one problem graded warm (median of `repeat` pairs); a
-    hidden `grade batch` of `learners` identical correct checkouts, first with every learner's compilation
-    cache empty (the protected learners each compile their own kernels; unprotected, the first compiles for
-    all), then again, warm (median of two pairs)."""
+    (name, seconds protected, seconds not, goal):
+
+    - one problem graded warm (median of `repeat` pairs);
+    - a hidden `grade batch` of a class: `learners` checkouts of the same correct files, learner N's with
+      N + 1 comment lines on top (JAX keys a compiled kernel by the source lines it came from, so learners
+      whose code sits on other lines share no kernel, protected or not: a class writes its own code), with
+      every learner's compilation cache empty, then again warm (median of three pairs);
+    - the same batch of `learners` identical checkouts, caches empty: the one case a shared cache helped (code
+      identical line for line), and what its sharing costs to give up.
+    """
     checkout = learner_checkout(course, scratch / "protections-learner")
     off = env | {"GRADE_TEST_UNPROTECTED": ALL_OFF}
     one = [grade, course.problems()[0].id, "--root", str(checkout)]
     measure(one, env, ROOT), measure(one, off, ROOT)  # warm both
     pairs = [(measure(one, env, ROOT).seconds, measure(one, off, ROOT).seconds) for _ in range(repeat)]
     on_one, off_one = (sorted(side)[len(pairs) // 2] for side in zip(*pairs, strict=True))
-    roster = scratch / "protections-roster"
+    class_roster, identical = scratch / "protections-class", scratch / "protections-identical"
     for number in range(learners):
-        shutil.copytree(checkout, roster / f"learner{number:02d}")
+        shutil.copytree(checkout, identical / f"learner{number:02d}")
+        mine = shutil.copytree(checkout, class_roster / f"learner{number:02d}")
+        for stub in mine.glob("problems/*/stub.py"):
+            stub.write_text(f"# learner {number:02d}\n" * (number + 1) + stub.read_text())
     hidden = {"GRADE_SECRET": "benchmark-secret"}
     out = scratch / "protections.csv"
-    batch = [grade, "batch", str(roster), "--out", str(out), "--jobs", str(jobs)]
-    for folder in ("jax-learners", "jax-submissions"):  # the learners' kernels, not the course's
-        shutil.rmtree(Path(env["GRADE_CACHE_DIR"]) / folder, ignore_errors=True)
-    cold_on, cold_off = measure(batch, env | hidden, ROOT).seconds, measure(batch, off | hidden, ROOT).seconds
-    warm = [
-        (measure(batch, env | hidden, ROOT).seconds, measure(batch, off | hidden, ROOT).seconds)
-        for _ in range(2)
-    ]
-    warm_on, warm_off = (sorted(side)[0] for side in zip(*warm, strict=True))
-    per = learners * len(course.problems())
+
+    def batch(roster: Path, environ: dict[str, str], empty: bool) -> float:
+        if empty:  # the learners' kernels (the folders this side uses), never the course's
+            folder = "jax-submissions" if "GRADE_TEST_UNPROTECTED" in environ else "jax-learners"
+            shutil.rmtree(Path(env["GRADE_CACHE_DIR"]) / folder, ignore_errors=True)
+        argv = [grade, "batch", str(roster), "--out", str(out), "--jobs", str(jobs)]
+        return measure(argv, environ | hidden, ROOT).seconds / (learners * len(course.problems()))
+
+    batch(class_roster, env, True)  # the course's own kernels for the hidden cases, compiled once for all
+    cold = (batch(class_roster, env, True), batch(class_roster, off, True))
+    pairs = [(batch(class_roster, env, False), batch(class_roster, off, False)) for _ in range(3)]
+    warm = tuple(sorted(side)[1] for side in zip(*pairs, strict=True))
+    same = (batch(identical, env, True), batch(identical, off, True))
     return [
         (f"{course.problems()[0].id}, warm (median of {repeat})", on_one, off_one, PROTECTIONS_COST),
-        (
-            f"batch of {learners}, hidden, warm, per learner-problem",
-            warm_on / per,
-            warm_off / per,
-            PROTECTIONS_COST,
-        ),
-        (f"batch of {learners}, hidden, learners' caches empty", cold_on / per, cold_off / per, None),
+        (f"class of {learners}, hidden batch, per learner-problem, warm", *warm, PROTECTIONS_COST),
+        (f"class of {learners}, the same, learners' caches empty", *cold, PROTECTIONS_COST),
+        (f"{learners} identical checkouts, learners' caches empty", *same, None),
     ]
 
 

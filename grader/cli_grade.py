@@ -90,7 +90,7 @@ def hint_footer(problem: Problem, root: Path) -> str:
 def learner_block(result: ProblemResult, problem: Problem, root: Path, grader: Grader) -> str:
     """A graded problem as a learner reads it in the terminal: the report, and in practice mode the hint
     footer when it did not pass."""
-    footer = "" if result.passed or grader.secret else hint_footer(problem, root)
+    footer = "" if result.passed or grader.secret or result.fault == "grader" else hint_footer(problem, root)
     return render_problem(result, grader.mode, color=color()) + ("\n" + footer if footer else "") + "\n"
 
 

@@ -233,6 +233,7 @@ class IsolatedRun:
         request = encode_request(jobs, paths, self.limits, self.trusted, sandbox, ask=self.needed is not None)
         writer = threading.Thread(target=self._write_request, args=(request_write, request), daemon=True)
         writer.start()
+        self._reported = False  # whether the child said what held (and so whether a PID namespace did)
         self._watched = [workdir, *([self._cache] if self._cache else [])]
         self._written_before = sum(usage(folder)[0] for folder in self._watched[1:])
         self._disk_checked = time.monotonic()
@@ -328,6 +329,7 @@ class IsolatedRun:
             return None
         if event["sandbox"] is not None:
             self.sandbox = reported(event["sandbox"], self.sandbox)
+        self._reported = True
         if sandbox is not None and sandbox["required"] and not self.sandbox.filesystem:
             message = f"the sandbox is required (--require-sandbox) but did not hold: {self.sandbox.reason}"
             for job in jobs:
@@ -419,8 +421,8 @@ class IsolatedRun:
             return "memory"
         if self.trusted:
             return ""
-        if not self.sandbox.processes and settings.protects("process-namespace"):
-            kill_orphans()
+        if self._reported and not self.sandbox.processes and settings.protects("process-namespace"):
+            kill_orphans()  # no PID namespace held: what escaped the session goes as soon as it is found
         if self._disk is not None and time.monotonic() - self._disk_checked > DISK_CHECK_SECONDS:
             self._disk_checked = time.monotonic()
             counted = [usage(folder, MAX_FOLDER_ENTRIES) for folder in self._watched]

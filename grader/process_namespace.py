@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import struct
 
@@ -106,6 +107,7 @@ def _end_like(status: int) -> None:
     """Ends this process the way the worker ended: the same exit code, or killed by the same signal."""
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the worker's crash, not a second core file
         signal.signal(number, signal.SIG_DFL)
         os.kill(os.getpid(), number)
         os._exit(128 + number)

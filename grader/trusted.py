@@ -47,6 +47,8 @@ def _digest(source: bytes, problem: Problem) -> str:
 
 def _outputs(outcome: RunOutcome) -> Outputs | str:
     """Returns the outputs of every case, or why the run could not produce them."""
+    if outcome.grader_failure:
+        return outcome.grader_failure
     if outcome.load_failure:
         return f"{outcome.load_failure.message}\n{outcome.load_failure.detail}\n{outcome.stderr}"
     outputs: Outputs = {}

@@ -137,8 +137,8 @@ class Classroom:
     """A course with a roster of hostile learners and a roster of honest classmates, graded in hidden mode
     with one compilation cache and one temporary folder for every grader process and child."""
 
-    def __init__(self, toy_course, tmp: Path, unprotected: str) -> None:
-        self.course = toy_course.root
+    def __init__(self, course: Path, tmp: Path, unprotected: str) -> None:
+        self.course = course
         self.tmp = tmp
         self.temporary = tmp / "temporary"
         self.temporary.mkdir()
@@ -193,15 +193,11 @@ def _rows(rows: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, str]]:
     return {(row["learner"], row["problem"]): row for row in rows}
 
 
-@pytest.fixture(scope="module")
-def protected(tmp_path_factory):
-    """The hostile batch and the later honest batch, graded as by default."""
-    from grader.problems import Course
-
-    tmp = tmp_path_factory.mktemp("protected")
+def _graded_class(tmp: Path, unprotected: str):
+    """The hostile batch, the processes it left, and the later honest batch, in a fresh copy of the course."""
     course = tmp / "course"
     shutil.copytree(HERE / "toy_course", course)
-    room = Classroom(Course(course), tmp, unprotected="")
+    room = Classroom(course, tmp, unprotected)
     try:
         hostile = room.batch(room.hostile, "hostile.csv")
         chain_left = _chain()
@@ -209,24 +205,18 @@ def protected(tmp_path_factory):
         yield room, hostile, later, chain_left
     finally:
         room.close()
+
+
+@pytest.fixture(scope="module")
+def protected(tmp_path_factory):
+    """The two batches graded as by default."""
+    yield from _graded_class(tmp_path_factory.mktemp("protected"), unprotected="")
 
 
 @pytest.fixture(scope="module")
 def unprotected(tmp_path_factory):
     """The same two batches with every protection switched off: the old behaviour."""
-    from grader.problems import Course
-
-    tmp = tmp_path_factory.mktemp("unprotected")
-    course = tmp / "course"
-    shutil.copytree(HERE / "toy_course", course)
-    room = Classroom(Course(course), tmp, unprotected=ALL_OFF)
-    try:
-        hostile = room.batch(room.hostile, "hostile.csv")
-        chain_left = _chain()
-        later = room.batch(room.honest, "later.csv")
-        yield room, hostile, later, chain_left
-    finally:
-        room.close()
+    yield from _graded_class(tmp_path_factory.mktemp("unprotected"), unprotected=ALL_OFF)
 
 
 def test_no_hostile_learner_passes_and_each_row_says_why(protected):
