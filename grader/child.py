@@ -287,13 +287,19 @@ def _restrict(sandbox: dict, processes: dict) -> dict[str, Any]:
     return report
 
 
+# why a learner's child was not asked to enter a PID namespace (its last argument; grader/sandbox.py)
+_NOT_ISOLATED = {"gpu": "JAX may use a GPU here, and CUDA cannot start in a PID namespace"}
+
+
 def main(argv: list[str]) -> None:
     request_fd, result_fd = int(argv[1]), int(argv[2])
     control = int(argv[3]) if len(argv) > 3 else None
     # First, while this process has one thread: a PID namespace that takes every process it starts with it.
-    isolated = argv[4:] == ["isolate"]
+    mode = argv[4] if len(argv) > 4 else ""
     processes = (
-        _sibling("process_namespace").enter() if isolated else {"processes": False, "reason": "not asked"}
+        _sibling("process_namespace").enter()
+        if mode == "isolate"
+        else {"processes": False, "reason": _NOT_ISOLATED.get(mode, "not asked")}
     )
     with os.fdopen(request_fd, "rb") as source:
         request = pickle.load(source)  # written by the grader, never by learner code

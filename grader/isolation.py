@@ -36,7 +36,7 @@ from grader.outcomes import CaseOutcome, LoadFailure, RunOutcome, describe_exit,
 from grader.processes import exit_status_unreaped, kill_group, kill_orphans, resident_bytes, start_child
 from grader.protocol import EventReader, ProtocolError
 from grader.results import Sandbox
-from grader.sandbox import isolates_processes, reported, sandbox_prefix, sandbox_request, unreported
+from grader.sandbox import process_mode, reported, sandbox_prefix, sandbox_request, unreported
 
 CHILD_SCRIPT = Path(__file__).with_name("child.py")
 
@@ -205,7 +205,7 @@ class IsolatedRun:
         # its own (grader/child.py), so that prints show up in the report of the problem that made them.
         stdout_path, stderr_path = workdir / ".stdout", workdir / ".stderr"
         fds = (request_read, result_write, control_read)
-        isolate = ["isolate"] if isolates_processes(self.limits, self.trusted) else []
+        isolate = process_mode(self.limits, self.trusted)
         try:
             with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
                 process = start_child(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from grader.packages import gpu_plugin_installed
+from grader.packages import may_use_gpu
 from grader.settings import Settings
 
 GIB = 1 << 30
@@ -58,7 +58,4 @@ def address_space_limit(limits: Limits) -> int | None:
     """
     if limits.memory_bytes is None:
         return None
-    platforms = os.environ.get("JAX_PLATFORMS", "")
-    if platforms and set(platforms.split(",")) == {"cpu"}:
-        return limits.memory_bytes
-    return None if gpu_plugin_installed() else limits.memory_bytes
+    return None if may_use_gpu() else limits.memory_bytes

@@ -2,8 +2,8 @@
 
 An entry is keyed by everything that could change the numbers: the file's content, the case's seed and a
 digest of its inputs, and the platform (Python, numpy, jax and jaxlib versions, every installed JAX plugin,
-and the variables that choose the device: JAX_PLATFORMS, CUDA_VISIBLE_DEVICES, XLA_FLAGS). Change any of
-them and the entry is simply not found.
+and the variables that choose the device or its arithmetic: JAX_PLATFORMS, CUDA_VISIBLE_DEVICES, XLA_FLAGS,
+JAX_DEFAULT_MATMUL_PRECISION). Change any of them and the entry is simply not found.
 
 Two stores: the practice cases' outputs (public by design), kept whenever they are computed; and the
 reference's outputs on the hidden cases, written only by `grade prepare` (an autograder image's set-up) in
@@ -27,7 +27,7 @@ from grader.cases import Case
 from grader.packages import installed_packages
 from grader.settings import PASSED_ENV, Settings
 
-DEVICE_ENV = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
+DEVICE_ENV = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS", "JAX_DEFAULT_MATMUL_PRECISION")
 assert set(DEVICE_ENV) <= set(PASSED_ENV), "the children see the variables the key is made of"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import os
 
 
 @functools.cache
@@ -20,3 +21,9 @@ def gpu_plugin_installed() -> bool:
     uses)."""
     plugins = ("jax-cuda", "jax-rocm", "jaxlib-cuda", "jax-tpu", "libtpu")
     return any(name.startswith(plugins) for name in installed_packages())
+
+
+def may_use_gpu() -> bool:
+    """Whether JAX may run on a GPU here: a GPU plugin is installed, and JAX_PLATFORMS says not cpu only."""
+    platforms = os.environ.get("JAX_PLATFORMS", "")
+    return gpu_plugin_installed() and not (platforms and set(platforms.split(",")) == {"cpu"})

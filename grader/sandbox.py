@@ -9,6 +9,7 @@ import shutil
 
 from grader.errors import CourseError, UsageError
 from grader.limits import Limits
+from grader.packages import may_use_gpu
 from grader.problems import Problem
 from grader.results import Sandbox
 from grader.settings import LANDLOCK_ENV, REQUIRE_SANDBOX_ENV, SANDBOX_ENV, Settings
@@ -61,9 +62,13 @@ def sandbox_request(limits: Limits, problems: list[Problem], trusted: bool, pref
     }
 
 
-def isolates_processes(limits: Limits, trusted: bool) -> bool:
-    """Whether a child enters a PID namespace of its own (grader/process_namespace.py): learners' do."""
-    return not trusted and limits.settings.protects("process-namespace")
+def process_mode(limits: Limits, trusted: bool) -> list[str]:
+    """The child's last argument, whether it enters a PID namespace of its own (grader/process_namespace.py):
+    learners' do ("isolate"), except where JAX may start CUDA, which fails in one (cuInit gives
+    CUDA_ERROR_OPERATING_SYSTEM): "gpu", and the orphan hunt holds instead (grader/processes.py)."""
+    if trusted or not limits.settings.protects("process-namespace"):
+        return []
+    return ["gpu"] if may_use_gpu() else ["isolate"]
 
 
 def unreported(limits: Limits, prefix: list[str]) -> Sandbox:

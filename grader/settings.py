@@ -35,7 +35,19 @@ PROTECTIONS = {
     "disk-limit": "what learner code writes to its folders is counted against a limit",
 }
 # Variables that choose the backend or locale: passed through so learner and reference see the same device.
-PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS")
+PASSED_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "JAX_PLATFORMS",
+    "CUDA_VISIBLE_DEVICES",
+    "XLA_FLAGS",
+    "JAX_DEFAULT_MATMUL_PRECISION",
+)
+# How a GPU's memory is taken: by default a child asks for what it uses, not 75% of the card up front (a
+# preallocating child holds 4 GiB of host memory, over the default limit, and leaves nothing to the next).
+ALLOCATOR_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_MEM_FRACTION": None}
 
 
 def _cache_root(environ: Mapping[str, str]) -> Path | None:
@@ -114,6 +126,10 @@ class Settings:
         """The environment of a child (`learner` None: the course's own code): the backend and locale
         variables (as they are when the child starts), a private home, the compilation cache."""
         env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+        for name, default in ALLOCATOR_ENV.items():
+            value = os.environ.get(name, default)
+            if value is not None:
+                env[name] = value
         env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
         # A sandbox may run the child as another user, who could not write to the grader's cache folder.
         cache = None if sandboxed else self.compilation_cache(learner)

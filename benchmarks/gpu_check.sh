@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The course's verdicts on a GPU: `grade check` of every problem (the reference passes, every pitfall lands
+# at 10 or more tolerances and is named, every correct variant within half a tolerance) with jax on its
+# default backend, on a machine whose Python already has jax with CUDA, flax, optax and orbax (the checkout
+# is imported from where it is, nothing installed). Writes what it measured to $OUT (default ./gpu-check).
+#   bash benchmarks/gpu_check.sh [SECRETS]
+set -u
+out="${OUT:-gpu-check}"; mkdir -p "$out"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+python3 - <<'PY' 2>&1 | tee "$out/platform.txt"
+import platform, jax, flax, optax, numpy
+print("python", platform.python_version(), "jax", jax.__version__, "flax", flax.__version__,
+      "optax", optax.__version__, "numpy", numpy.__version__)
+print("devices", jax.devices())
+PY
+command -v nvidia-smi >/dev/null && nvidia-smi -L | tee -a "$out/platform.txt"
+# every reference solution graded in hidden mode as a learner's file: it must pass, and run on the GPU
+for f in solutions/*.py; do
+    id=$(basename "$f" .py)
+    GRADE_SECRET=gpu-check python3 -m grader "$id" --submission "$f" --format json="$out/$id.json" >/dev/null 2>&1
+    python3 - "$out/$id.json" <<'PY' 2>&1 | tee -a "$out/solutions.txt"
+import json, sys
+for p in json.load(open(sys.argv[1]))["problems"]:
+    fell_back = "Falling back to cpu" in p.get("stderr", "")
+    print(f"{p['problem']:22} {p['status']:6} {'CPU (fell back)' if fell_back else 'GPU'}  {p['message']}")
+PY
+    rm -f "$out/$id.json"
+done
+start=$(date +%s)
+python3 -m grader check --all --secrets "${1:-2}" --families 2>&1 | tee "$out/check.txt"
+echo "grade check: exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s" | tee -a "$out/check.txt"

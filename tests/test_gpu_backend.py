@@ -1,0 +1,86 @@
+"""Where JAX may run on a GPU, a learner's child must be able to start CUDA and must not take the card's
+memory up front. Both were measured on an H200 (benchmarks/measured/): in a PID namespace cuInit fails with
+CUDA_ERROR_OPERATING_SYSTEM and JAX falls back to the CPU while the reference runs on the GPU; and a child
+that preallocates holds about 4 GiB of host memory, over the default limit. These tests run on any machine:
+they pretend a GPU plugin is installed."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import packages, sandbox
+from grader.grading import Grader
+from grader.limits import Limits
+from grader.results import Status
+from grader.settings import Settings
+
+FOLDER = Path(__file__).parent / "submissions"
+
+
+@pytest.mark.parametrize(
+    ("plugin", "platforms", "expected"),
+    [
+        (True, "", True),
+        (True, "cuda", True),
+        (True, "cpu", False),
+        (False, "", False),
+        (True, "cpu,cuda", True),
+    ],
+)
+def test_a_gpu_may_be_used_where_a_plugin_is_installed_and_jax_platforms_allows_it(
+    monkeypatch, plugin, platforms, expected
+):
+    monkeypatch.setattr(packages, "gpu_plugin_installed", lambda: plugin)
+    monkeypatch.setenv("JAX_PLATFORMS", platforms)
+    assert packages.may_use_gpu() is expected
+
+
+@pytest.mark.parametrize(("gpu", "mode"), [(False, ["isolate"]), (True, ["gpu"])])
+def test_a_learners_child_enters_a_pid_namespace_only_where_no_gpu_may_be_used(monkeypatch, gpu, mode):
+    monkeypatch.setattr(sandbox, "may_use_gpu", lambda: gpu)
+    assert sandbox.process_mode(Limits(), trusted=False) == mode
+    assert sandbox.process_mode(Limits(), trusted=True) == []  # the course's own code never does
+    off = Limits(settings=Settings(unprotected=frozenset({"process-namespace"})))
+    assert sandbox.process_mode(off, trusted=False) == []
+
+
+def _left_behind() -> list[str]:
+    names = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        with contextlib.suppress(OSError):
+            if comm.read_text().strip() == "left-behind":
+                names.append(comm.parent.name)
+    return names
+
+
+def test_on_a_gpu_install_the_child_says_why_no_namespace_held_and_its_leftovers_are_still_killed(
+    toy_course, monkeypatch
+):
+    monkeypatch.setattr(sandbox, "may_use_gpu", lambda: True)
+    grader = Grader(toy_course, secret="gpu-tests", limits=Limits(timeout=30))
+    result = grader.grade_file(toy_course.problem("toy"), FOLDER / "leaves_a_process_behind.py")
+    assert result.status is Status.PASS, result.message
+    assert result.sandbox is not None and not result.sandbox.processes
+    assert "no PID namespace (JAX may use a GPU here" in result.sandbox.describe()
+    deadline = time.monotonic() + 3
+    while _left_behind() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _left_behind(), "the process the submission left behind outlived the run"
+
+
+@pytest.mark.parametrize(("set_by_user", "expected"), [(None, "false"), ("true", "true")])
+def test_a_child_asks_for_gpu_memory_as_it_goes_unless_the_user_says_otherwise(
+    monkeypatch, tmp_path, set_by_user, expected
+):
+    if set_by_user is None:
+        monkeypatch.delenv("XLA_PYTHON_CLIENT_PREALLOCATE", raising=False)
+    else:
+        monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", set_by_user)
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.2")
+    env = Settings().child_environment(tmp_path, learner="someone", sandboxed=False)
+    assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == expected
+    assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.2"
