@@ -95,9 +95,9 @@ def _named(problem: Problem, table: Table, row: Row, indices: list[int]) -> set[
         if r.kind == "pitfall" and not r.failure
     }
     named = {row.rejected[i] for i in indices if i in row.rejected}
-    families = {case.index: case.family for case in table.cases}
-    found = diagnose(problem, returned, table.expected, others, families) if returned else []
-    named |= {p.name for p in found}
+    judged = [i for i in indices if i in returned]
+    expected = {i: table.expected[i] for i in judged}
+    named |= {p.name for p in diagnose(problem, returned, expected, others, judged).named}
     return named
 
 

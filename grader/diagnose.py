@@ -1,6 +1,16 @@
-"""Naming the mistake: which of a problem's pitfalls reproduce the learner's outputs."""
+"""Naming the mistake: which of a problem's pitfalls explain the learner's outputs.
+
+A pitfall file explains a learner's outputs on a set of cases when, on every one of them, it gets the same
+verdict as the learner (both within the tolerance of the reference, or both not), and wherever the learner
+failed, its numbers are the learner's within the tolerance. A name is given only then: a pitfall that
+differs from the learner on a case the learner failed would send the learner to code they did not write.
+A learner whose function raised or returned nothing on some case has a verdict no pitfall file gives, so
+nothing is named from the numbers (a problem's harness may still name what it rejected).
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -9,48 +19,71 @@ from grader.problems import Pitfall, Problem
 from grader.protocol import Returned
 
 
+@dataclass(frozen=True)
+class NearMiss:
+    """The pitfall that comes closest when none explains the outputs: it gives the learner's numbers on the
+    failed cases `agrees` and not on the cases `differs` (case indices)."""
+
+    pitfall: Pitfall
+    agrees: tuple[int, ...]
+    differs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The pitfalls that explain the outputs, closest first, each with the labels of its files that do (a
+    pitfall and its forms); or, when none does, the nearest miss (or None)."""
+
+    named: list[Pitfall]
+    labels: dict[str, list[str]]
+    nearest: NearMiss | None = None
+
+
+def _passes(values: Returned, expected: np.ndarray, problem: Problem) -> bool:
+    return compare_outputs(values, expected, problem.tolerance, problem.returns).passed
+
+
 def diagnose(
     problem: Problem,
     returned: dict[int, Returned],
     reference: dict[int, np.ndarray],
     pitfall_outputs: dict[str, dict[int, np.ndarray]],
-    families: dict[int, str] | None = None,
-) -> list[Pitfall]:
-    """Returns the pitfalls whose outputs (of any of their forms, keyed by label) match the returned
-    outputs within tolerance, closest first.
-
-    With `families` (case index -> family), a pitfall file must match on the cases of the families built
-    to expose it, where its numbers are designed to be stable; elsewhere a chaotic run (say, eager against
-    jitted fp16 arithmetic) may drift without changing what the mistake is. Candidates are ranked by how
-    closely they match there, then on every case, passing ones included, so that two mistakes that tie on
-    their own families are told apart where they differ. A pitfall file only counts where it differs from
-    the reference on at least one of the cases it must match, so a mistake the cases cannot show is never
-    named.
-    """
-    closeness: dict[str, tuple[float, float]] = {}
+    cases: list[int] | None = None,
+) -> Diagnosis:
+    """Returns the pitfalls whose files (keyed by label: a pitfall or one of its forms) explain the learner's
+    `returned` outputs on `cases` (by default every case in `reference`), closest first."""
+    cases = list(reference) if cases is None else cases
+    if not cases or any(i not in returned or i not in reference for i in cases):
+        return Diagnosis([], {})
+    failed = [i for i in cases if not _passes(returned[i], reference[i], problem)]
+    if not failed:
+        return Diagnosis([], {})
+    closeness: dict[str, float] = {}
+    labels: dict[str, list[str]] = {}
+    misses: list[tuple[int, int, str, tuple[int, ...], tuple[int, ...]]] = []
+    order = [pitfall.name for pitfall in problem.pitfalls]
     for label, outputs in pitfall_outputs.items():
-        shared = [index for index in returned if index in outputs]
-        own = set(problem.families_of(label)) if families else set()
-        judged = [i for i in shared if families[i] in own] if own else shared
-        if not judged:
-            continue
-        ratios = {
-            i: compare_outputs(returned[i], outputs[i], problem.tolerance, problem.returns) for i in shared
-        }
-        if not all(ratios[i].passed for i in judged):
-            continue
-        shows = any(
-            not compare_outputs(
-                Returned.from_array(outputs[i]), reference[i], problem.tolerance, problem.returns
-            ).passed
-            for i in judged
-            if i in reference
-        )
-        if not shows:
+        if any(i not in outputs for i in cases):
             continue
         name = problem.pitfall(label).name
-        rank = (max(ratios[i].error_ratio for i in judged), max(r.error_ratio for r in ratios.values()))
-        closeness[name] = min(rank, closeness.get(name, (float("inf"), float("inf"))))
-    order = [pitfall.name for pitfall in problem.pitfalls]
+        agrees, differs, worst = [], [], 0.0
+        for i in cases:
+            theirs = Returned.from_array(outputs[i])
+            if i in failed:
+                same = compare_outputs(returned[i], outputs[i], problem.tolerance, problem.returns)
+                (agrees if same.passed else differs).append(i)
+                worst = max(worst, same.error_ratio)
+            elif not _passes(theirs, reference[i], problem):
+                differs.append(i)  # the learner passed where the pitfall fails
+        if not differs:
+            closeness[name] = min(worst, closeness.get(name, float("inf")))
+            labels.setdefault(name, []).append(label)
+        elif agrees:
+            misses.append((-len(agrees), order.index(name), name, tuple(agrees), tuple(differs)))
     ranked = sorted(closeness, key=lambda name: (closeness[name], order.index(name)))
-    return [problem.pitfall(name) for name in ranked]
+    named = [problem.pitfall(name) for name in ranked]
+    nearest = None
+    if not named and misses:
+        _, _, name, agrees, differs = min(misses)
+        nearest = NearMiss(problem.pitfall(name), agrees, differs)
+    return Diagnosis(named, {name: labels[name] for name in ranked}, nearest)

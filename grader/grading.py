@@ -18,11 +18,11 @@ from grader.in_process import call_in_process, trace_in_process
 from grader.isolation import IsolatedRun
 from grader.jobs import Job
 from grader.limits import Limits
-from grader.naming import name_mistake, naming_label, rejections
+from grader.naming import Naming, name_mistake, naming_label, naming_note, rejections
 from grader.outcomes import RunOutcome
 from grader.problems import Course, Problem
 from grader.profile_compare import precision_profile
-from grader.results import CaseResult, MatchedPitfall, PrecisionProfile, ProblemResult, Sandbox, Status
+from grader.results import CaseResult, PrecisionProfile, ProblemResult, Sandbox, Status
 from grader.sandbox import check_sandbox
 from grader.submission import Submission, SubmissionRefused, read_submission
 from grader.verdicts import case_result, summarise
@@ -225,11 +225,11 @@ class Grader:
         practice: list[Case],
         outcome: RunOutcome,
         practice_run: Callable[[], RunOutcome] | None,
-    ) -> Callable[[], list[MatchedPitfall]]:
+    ) -> Callable[[], Naming]:
         """Returns how to name a failed submission's mistake: from its run on the practice cases (that is
         `outcome` itself in practice mode; in hidden mode `practice_run` gets it, only when needed)."""
 
-        def name() -> list[MatchedPitfall]:
+        def name() -> Naming:
             run = practice_run() if practice_run else outcome
             rejected = rejections(outcome) if practice_run else ()
             stored = None if self.secret else self.expected.stored(problem)
@@ -296,17 +296,17 @@ class Grader:
         outcome: RunOutcome,
         expected: dict[int, np.ndarray],
         submission: str,
-        namer: Callable[[], list[MatchedPitfall]],
+        namer: Callable[[], Naming],
         start: float,
         profiled: Callable[[], PrecisionProfile | None] = lambda: None,
     ) -> ProblemResult:
         """The result of one problem; `seconds` counts from `start` to the end of naming the mistake."""
         case_results = self._case_results(problem, cases, outcome, expected)
         status, message, fault = summarise(cases, case_results, outcome, self.limits)
-        matched = namer() if status is not Status.PASS and fault != "grader" else []
+        naming = namer() if status is not Status.PASS and fault != "grader" else Naming()
         profile = profiled() if status is Status.FAIL or self.profile == "always" else None
-        if matched:
-            message = f"{message}; this matches the named pitfall {matched[0].name!r}"
+        message += naming_note(naming)
+        matched = naming.named
         return ProblemResult(
             problem=problem.id,
             title=problem.title,
@@ -317,6 +317,8 @@ class Grader:
             cases=tuple(case_results),
             pitfall=matched[0] if matched else None,
             also_matches=tuple(matched[1:]),
+            pitfall_tied=naming.tied,
+            closest=naming.closest,
             rtol=problem.tolerance.rtol,
             atol=problem.tolerance.atol,
             points=problem.points,

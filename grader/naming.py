@@ -4,22 +4,26 @@ practice and hidden mode.
 The outputs of the reference and of every pitfall file on the practice cases are public and kept on disk
 (or stored in a learner copy), so naming costs one run of the learner's code on those cases: in hidden
 mode the learner's child runs them after the hidden cases, and only a submission that failed waits for
-them. A pitfall is named when the learner's outputs reproduce its file's on every practice case (also the
-cases where both equal the reference, which tells apart mistakes that tie on some cases), or when the
-problem's harness rejected what the learner wrote and named the pitfall.
+them. A pitfall is named when its file explains the learner's outputs on every practice case (the same
+verdict everywhere, the same numbers wherever the learner failed: grader/diagnose.py), or when the
+problem's harness rejected what the learner wrote and named the pitfall. When several explain them, the
+dtypes the learner's code ran (its precision profile) choose the one whose file ran the same dtypes; where
+they cannot, the names are given as equals. When none does, none is named, and the nearest miss is told.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from grader.cases import Case
-from grader.diagnose import diagnose
+from grader.cases import PROFILE_CASE, Case
+from grader.diagnose import Diagnosis, diagnose
 from grader.limits import Limits
 from grader.outcomes import RunOutcome
 from grader.output_cache import practice_store
 from grader.problems import Course, Problem
-from grader.results import MatchedPitfall
+from grader.profile_compare import profile_distance
+from grader.results import ClosestPitfall, MatchedPitfall
 from grader.stored import StoredOutputs
 from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, arrays
 
@@ -45,6 +49,17 @@ def rejections(outcome: RunOutcome) -> list[str]:
     return [ran.raised.pitfall for ran in outcome.cases.values() if ran.raised and ran.raised.rejected]
 
 
+@dataclass(frozen=True)
+class Naming:
+    """What the grader says of a failed answer's mistake: the pitfalls named, first the lead; whether they
+    are equals (the numbers and the dtypes do not tell them apart); the nearest miss when none is named."""
+
+    named: list[MatchedPitfall] = field(default_factory=list)
+    tied: bool = False
+    closest: ClosestPitfall | None = None
+    compared: bool = False  # whether the outputs were compared with the pitfalls' at all
+
+
 def name_mistake(
     course: Course,
     problem: Problem,
@@ -53,30 +68,100 @@ def name_mistake(
     limits: Limits,
     stored: StoredOutputs | None = None,
     rejected: Iterable[str] = (),
-) -> list[MatchedPitfall]:
-    """Returns the pitfalls a learner's run on the practice cases reproduces, closest first, after those
-    the harness named (`rejected`, from any run)."""
+) -> Naming:
+    """Names the pitfalls a learner's run on the practice cases reproduces, after those the harness named
+    (`rejected`, from any run)."""
     names = named_by_check(problem, [*rejected, *rejections(run)])
     returned = {i: ran.returned for i, ran in run.cases.items() if ran.returned is not None}
     if not returned:
-        return names
+        return Naming(names)
     paths = course.pitfall_paths(problem)
+    traced = None
     if paths and course.reference_path(problem).is_file():
         request = TrustedRequest(problem, {REFERENCE: course.reference_path(problem), **paths}, practice)
-        store = practice_store(limits.settings)
-        running = TrustedOutputs([request], limits, store).start()
-        try:
-            results = running.result(problem.id)
-        finally:
-            running.cancel()  # over already: this waits for its folder to go
+        results = _trusted_outputs(request, limits)
         if isinstance(results[REFERENCE], str):
-            return names  # the broken reference is reported where the submission is compared with it
+            return Naming(names)  # the broken reference is reported where the submission is compared with it
         reference = arrays(results.pop(REFERENCE))
+
+        def traced(labels: list[str]) -> dict[str, dict]:
+            return _trusted_profiles(problem, paths, labels, practice, limits)
+
     elif stored is not None:
         results, reference = stored.pitfalls(practice), stored.reference(practice)
     else:
-        return names
+        return Naming(names)
     outputs = {label: arrays(result) for label, result in results.items() if isinstance(result, dict)}
-    families = {case.index: case.family for case in practice}
-    found = [matched(p) for p in diagnose(problem, returned, reference, outputs, families)]
-    return names + [pitfall for pitfall in found if pitfall not in names]
+    diagnosis = diagnose(problem, returned, reference, outputs, [case.index for case in practice])
+    found, tied = _break_tie(diagnosis, run.profile, traced)
+    named = names + [matched(p) for p in found if matched(p) not in names]
+    closest = _closest(diagnosis, practice) if not named else None
+    complete = all(case.index in returned for case in practice)  # else no pitfall file's verdicts
+    return Naming(named, tied and not names, closest, compared=complete)
+
+
+def naming_note(naming: Naming) -> str:
+    """What the one-line message of a failed problem adds about its mistake."""
+    quoted = [repr(pitfall.name) for pitfall in naming.named]
+    if naming.tied:
+        return f"; this matches the named pitfalls {', '.join(quoted[:-1])} and {quoted[-1]}, equally"
+    if quoted:
+        return f"; this matches the named pitfall {quoted[0]}"
+    if naming.compared:
+        return "; no known mistake matches"
+    return ""
+
+
+def _trusted_outputs(request: TrustedRequest, limits: Limits) -> dict:
+    running = TrustedOutputs([request], limits, practice_store(limits.settings)).start()
+    try:
+        return running.result(request.problem.id)
+    finally:
+        running.cancel()  # over already: this waits for its folder to go
+
+
+def _trusted_profiles(
+    problem: Problem, paths: dict, labels: list[str], practice: list[Case], limits: Limits
+) -> dict[str, dict]:
+    """The precision profiles of some pitfall files on the practice case the learner's code was traced on."""
+    case = next((c for c in practice if c.index == PROFILE_CASE), practice[0])
+    request = TrustedRequest(problem, {label: paths[label] for label in labels}, [], case, tuple(labels))
+    store = practice_store(limits.settings)
+    running = TrustedOutputs([request], limits, profiles=store).start()
+    try:
+        return {label: running.profile(problem.id, label) or {"error": "none"} for label in labels}
+    finally:
+        running.cancel()
+
+
+def _break_tie(diagnosis: Diagnosis, learner: dict | None, traced) -> tuple[list, bool]:
+    """The named pitfalls, the one whose file ran the learner's dtypes first when several explain the
+    numbers; and whether they stay equals (no profile of the learner's code, or none closer than another)."""
+    named = diagnosis.named
+    if len(named) < 2:
+        return named, False
+    if not learner or "error" in learner or traced is None:
+        return named, True
+    labels = [diagnosis.labels[p.name][0] for p in named]
+    profiles = traced(labels)
+    distances = [profile_distance(learner, profiles[label]) for label in labels]
+    if any(d is None for d in distances):
+        return named, True
+    best = min(distances)
+    if distances.count(best) > 1:
+        return named, True
+    lead = distances.index(best)
+    return [named[lead], *named[:lead], *named[lead + 1 :]], False
+
+
+def _closest(diagnosis: Diagnosis, practice: list[Case]) -> ClosestPitfall | None:
+    miss = diagnosis.nearest
+    if miss is None:
+        return None
+    number = {case.index: position + 1 for position, case in enumerate(practice)}
+    return ClosestPitfall(
+        miss.pitfall.name,
+        miss.pitfall.title,
+        tuple(number[i] for i in miss.agrees),
+        tuple(number[i] for i in miss.differs),
+    )

@@ -160,6 +160,19 @@ def compare_profiles(learner: dict[str, Any], reference: dict[str, Any], limit: 
     return lines[:limit]
 
 
+def profile_distance(one: dict[str, Any], other: dict[str, Any]) -> int | None:
+    """How many (role, signature) pairs one profile has and the other lacks, both ways; None when either
+    could not be made. 0: the two ran the same dtypes in every role."""
+    if "error" in one or "error" in other:
+        return None
+
+    def pairs(profile: dict[str, Any]) -> set[tuple[str, str]]:
+        summary = profile.get("summary", {})
+        return {(role, sig) for role, sigs in summary.items() if role not in _NOT_COMPARED for sig in sigs}
+
+    return len(pairs(one) ^ pairs(other))
+
+
 def precision_profile(case: int, learner: dict[str, Any], reference: dict[str, Any]) -> PrecisionProfile:
     """The report's profile of an answer traced on practice case `case`: the differences from the
     reference, the learner's entries and summary, and of the reference its summary only (no line of the

@@ -61,6 +61,25 @@ class MatchedPitfall:
 
 
 @dataclass(frozen=True)
+class ClosestPitfall:
+    """When no pitfall explains a failed answer: the one that gives its numbers on the most practice cases
+    it failed (`agrees`), and the practice cases where it does not (`differs`), numbered from 1."""
+
+    name: str
+    title: str
+    agrees: tuple[int, ...]
+    differs: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "agrees": list(self.agrees),
+            "differs": list(self.differs),
+        }
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """One call of the learner's function: its verdict, and on failure what was expected and what came."""
 
@@ -201,6 +220,8 @@ class ProblemResult:
     cases: tuple[CaseResult, ...] = ()
     pitfall: MatchedPitfall | None = None
     also_matches: tuple[MatchedPitfall, ...] = ()  # other pitfalls whose outputs are the same here
+    pitfall_tied: bool = False  # `pitfall` and `also_matches` explain it equally: the dtypes did not choose
+    closest: ClosestPitfall | None = None  # a failed answer no pitfall explains: the nearest miss
     rtol: float = 0.0
     atol: float = 0.0
     detail: str = ""  # a load failure's traceback or source excerpt
@@ -236,6 +257,8 @@ class ProblemResult:
             "submission": self.submission,
             "pitfall": self.pitfall.to_dict() if self.pitfall else None,
             "also_matches": [pitfall.to_dict() for pitfall in self.also_matches],
+            "pitfall_tied": self.pitfall_tied,
+            "closest_pitfall": self.closest.to_dict() if self.closest else None,
             "tolerance": {"rtol": self.rtol, "atol": self.atol},
             "segments": list(self.segments),
             "cases": [case.to_dict() for case in self.cases],

@@ -74,7 +74,8 @@ class TrustedRequest:
     problem: Problem
     paths: dict[str, Path]
     cases: list[Case]
-    profile: Case | None = None  # a practice case to trace the reference on (grader/profile.py)
+    profile: Case | None = None  # a practice case to trace files on (grader/profile.py)
+    traced: tuple[str, ...] = (REFERENCE,)  # the labels of the files traced on it
 
 
 class TrustedOutputs:
@@ -85,8 +86,9 @@ class TrustedOutputs:
     on disk too (grader/output_cache.py), so a file runs only on cases it has not seen. With `keep` false
     the store is only read: hidden-case outputs are written by `grade prepare` alone.
 
-    A request's `profile` case has the reference traced on it, in the same child when the reference runs
-    anyway; its profile, about a practice case, is kept in `profiles` (the practice store) in either mode.
+    A request's `profile` case has its `traced` files (the reference by default) traced on it, in the same
+    child when the file runs anyway; a profile, about a practice case, is kept in `profiles` (the practice
+    store) in either mode.
     """
 
     def __init__(
@@ -99,7 +101,7 @@ class TrustedOutputs:
     ) -> None:
         self.requests = {request.problem.id: request for request in requests}
         self.store, self.keep, self.profiles = store, keep, profiles
-        self._profile_jobs: dict[str, str] = {}  # problem id -> the label of the job that profiles it
+        self._profile_jobs: dict[tuple[str, str], str] = {}  # (problem id, label) -> the job that profiles it
         self._disk_keys: dict[tuple[str, int], str] = {}
         self._on_disk: set[tuple[str, int]] = set()  # (file digest, seed) the store is known to hold
         files = {
@@ -115,13 +117,14 @@ class TrustedOutputs:
                 digest = self.digests[(request.problem.id, label)]
                 file = files[(request.problem.id, label)]
                 missing = [case for case in request.cases if not self._known(digest, case)]
-                profile = request.profile if label == REFERENCE and not self._profile_known(request) else None
+                traced = label in request.traced and not self._profile_known(request, label)
+                profile = request.profile if traced else None
                 job = f"{request.problem.id}/{label}"
-                if profile is not None:  # with the reference's cases, or alone when they are all known
-                    self._profile_jobs[request.problem.id] = job if missing else f"{job}/profile"
+                if profile is not None:  # with the file's cases, or alone when they are all known
+                    self._profile_jobs[(request.problem.id, label)] = job if missing else f"{job}/profile"
                     jobs.append(
                         Job(
-                            self._profile_jobs[request.problem.id],
+                            self._profile_jobs[(request.problem.id, label)],
                             file,
                             request.problem,
                             missing,
@@ -168,15 +171,15 @@ class TrustedOutputs:
                 self.store.save(key, output)
             self._on_disk.add((digest, case.seed))
 
-    def _profile_key(self, request: TrustedRequest) -> tuple[str, int]:
+    def _profile_key(self, request: TrustedRequest, label: str) -> tuple[str, int]:
         assert request.profile is not None
-        return self.digests[(request.problem.id, REFERENCE)], request.profile.seed
+        return self.digests[(request.problem.id, label)], request.profile.seed
 
-    def _profile_known(self, request: TrustedRequest) -> bool:
-        """Whether the reference's profile is in memory or in the store (read into memory if so)."""
+    def _profile_known(self, request: TrustedRequest, label: str) -> bool:
+        """Whether the file's profile is in memory or in the store (read into memory if so)."""
         if request.profile is None:
             return True
-        key = self._profile_key(request)
+        key = self._profile_key(request, label)
         if key not in _profiles and self.profiles:
             stored = self.profiles.load_document(output_cache.profile_key(key[0], request.profile))
             if stored is not None:
@@ -184,15 +187,19 @@ class TrustedOutputs:
         return key in _profiles
 
     def reference_profile(self, problem_id: str) -> dict | None:
-        """The reference's precision profile on the request's profile case, waiting for it; None when none
+        """The reference's precision profile on the request's profile case (see `profile`)."""
+        return self.profile(problem_id, REFERENCE)
+
+    def profile(self, problem_id: str, label: str) -> dict | None:
+        """A traced file's precision profile on the request's profile case, waiting for it; None when none
         was asked for, {"error": reason} when it could not be made."""
         request = self.requests[problem_id]
-        if request.profile is None:
+        if request.profile is None or label not in request.traced:
             return None
-        key = self._profile_key(request)
+        key = self._profile_key(request, label)
         if key not in _profiles:
-            outcome = self.start().run.wait_for(self._profile_jobs[problem_id])
-            found = outcome.profile or {"error": outcome.stopped or "the reference was not profiled"}
+            outcome = self.start().run.wait_for(self._profile_jobs[(problem_id, label)])
+            found = outcome.profile or {"error": outcome.stopped or f"{label} was not profiled"}
             if "error" in found:
                 return found
             _profiles[key] = found

@@ -1,15 +1,21 @@
-"""Naming the mistake: a submission that reproduces a pitfall's outputs is reported under its name."""
+"""Naming the mistake: a pitfall is named only when its file explains the learner's outputs (the same verdict
+on every practice case, the same numbers where the learner failed); ties go to the file whose dtypes the
+learner's code ran, or stay equals; a failed answer no pitfall explains is told so, with the nearest miss."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
 
-from grader.diagnose import diagnose
+from grader.diagnose import Diagnosis, diagnose
 from grader.grading import Grader
+from grader.naming import _break_tie
 from grader.protocol import Returned
-from grader.results import Status
+from grader.report.json_document import render_json
+from grader.report.plain_text import render_text
+from grader.results import GradeReport, Status
 
 
 def test_a_pitfall_the_cases_cannot_show_is_never_named(toy_course):
@@ -30,15 +36,20 @@ def scaled_sum(x, scale):
 """
     result = Grader(toy_course).grade_file(toy_course.problem("toy"), write_submission(source))
     assert result.status is Status.FAIL and result.pitfall is None
+    assert result.message.endswith("; no known mistake matches") and result.closest is None
 
 
-def test_every_matching_pitfall_is_returned_closest_first(toy_course):
+def _names(problem, got, reference, outputs, cases=None) -> list[str]:
+    return [p.name for p in diagnose(problem, got, reference, outputs, cases).named]
+
+
+def test_every_explaining_pitfall_is_returned_closest_first(toy_course):
     problem = toy_course.problem("toy")
     reference = {0: np.array([10.0, 1.0])}
     got = {0: Returned.from_array(np.array([5.0, 1.0]))}
     far, near = np.array([5.0 + 4e-5, 1.0]), np.array([5.0, 1.0])
     outputs = {"forgot_scale": {0: far}, "unseen_mistake": {0: near}}
-    assert [p.name for p in diagnose(problem, got, reference, outputs)] == ["unseen_mistake", "forgot_scale"]
+    assert _names(problem, got, reference, outputs) == ["unseen_mistake", "forgot_scale"]
 
 
 def test_another_form_of_a_pitfall_is_named_as_that_pitfall(toy_course):
@@ -46,41 +57,113 @@ def test_another_form_of_a_pitfall_is_named_as_that_pitfall(toy_course):
     reference = {0: np.array([10.0, 1.0])}
     got = {0: Returned.from_array(np.array([7.0, 1.0]))}
     outputs = {"forgot_scale": {0: np.array([5.0, 1.0])}, "forgot_scale--halved": {0: np.array([7.0, 1.0])}}
-    assert [p.name for p in diagnose(problem, got, reference, outputs)] == ["forgot_scale"]
+    diagnosis = diagnose(problem, got, reference, outputs)
+    assert [p.name for p in diagnosis.named] == ["forgot_scale"]
+    assert diagnosis.labels == {"forgot_scale": ["forgot_scale--halved"]}
 
 
-def test_a_pitfall_equal_to_the_reference_on_these_cases_is_not_named(toy_course):
+def test_nothing_is_named_for_an_answer_that_passed(toy_course):
     problem = toy_course.problem("toy")
     reference = {0: np.array([10.0, 1.0])}
     got = {0: Returned.from_array(np.array([10.0, 1.0]))}
-    assert diagnose(problem, got, reference, {"forgot_scale": {0: np.array([10.0, 1.0])}}) == []
+    assert _names(problem, got, reference, {"forgot_scale": {0: np.array([10.0, 1.0])}}) == []
 
 
-def test_with_families_a_pitfall_must_match_only_on_the_families_built_for_it(toy_course):
-    """Elsewhere its numbers may drift (chaotic low-precision runs) without the mistake being another."""
-    problem = replace(
-        toy_course.problem("toy"),
-        pitfalls=(replace(toy_course.problem("toy").pitfall("forgot_scale"), families=("small",)),),
-    )
-    reference = {0: np.array([10.0, 1.0]), 1: np.array([20.0, 1.0])}
+REFERENCE = {0: np.array([10.0, 1.0]), 1: np.array([20.0, 1.0])}
+
+
+def test_a_pitfall_whose_numbers_differ_on_a_failed_case_is_not_named(toy_course):
+    """The old rule judged a pitfall on its own families only; a learner failing elsewhere with other
+    numbers was sent to code they did not write."""
+    problem = toy_course.problem("toy")
     got = {0: Returned.from_array(np.array([5.0, 1.0])), 1: Returned.from_array(np.array([13.0, 1.0]))}
     outputs = {"forgot_scale": {0: np.array([5.0, 1.0]), 1: np.array([12.0, 1.0])}}
-    families = {0: "small", 1: "large"}
-    assert diagnose(problem, got, reference, outputs) == []  # every case must match without families
-    assert [p.name for p in diagnose(problem, got, reference, outputs, families)] == ["forgot_scale"]
-
-
-def test_a_tie_on_the_own_families_is_broken_by_every_case(toy_course):
-    base = toy_course.problem("toy").pitfall("forgot_scale")
-    problem = replace(
-        toy_course.problem("toy"),
-        pitfalls=(replace(base, name="other", families=("small",)), replace(base, families=("small",))),
+    diagnosis = diagnose(problem, got, REFERENCE, outputs)
+    assert diagnosis.named == []
+    assert diagnosis.nearest is not None
+    assert (diagnosis.nearest.pitfall.name, diagnosis.nearest.agrees, diagnosis.nearest.differs) == (
+        "forgot_scale",
+        (0,),
+        (1,),
     )
-    reference = {0: np.array([10.0, 1.0]), 1: np.array([20.0, 1.0])}
+
+
+def test_a_pitfall_that_fails_where_the_learner_passed_is_not_named(toy_course):
+    problem = toy_course.problem("toy")
     got = {0: Returned.from_array(np.array([5.0, 1.0])), 1: Returned.from_array(np.array([20.0, 1.0]))}
-    outputs = {
-        "other": {0: np.array([5.0, 1.0]), 1: np.array([7.0, 1.0])},  # listed first, but far on case 1
-        "forgot_scale": {0: np.array([5.0, 1.0]), 1: np.array([20.0, 1.0])},
-    }
-    ranked = diagnose(problem, got, reference, outputs, {0: "small", 1: "large"})
-    assert [p.name for p in ranked] == ["forgot_scale", "other"]
+    outputs = {"forgot_scale": {0: np.array([5.0, 1.0]), 1: np.array([7.0, 1.0])}}
+    assert _names(problem, got, REFERENCE, outputs) == []
+    # the same file explains a learner who failed both cases with its numbers
+    both = {0: Returned.from_array(np.array([5.0, 1.0])), 1: Returned.from_array(np.array([7.0, 1.0]))}
+    assert _names(problem, both, REFERENCE, outputs) == ["forgot_scale"]
+
+
+def test_a_learner_without_a_value_on_some_case_is_not_named_from_the_numbers(toy_course):
+    problem = toy_course.problem("toy")
+    got = {0: Returned.from_array(np.array([5.0, 1.0]))}  # case 1 raised
+    outputs = {"forgot_scale": {0: np.array([5.0, 1.0]), 1: np.array([7.0, 1.0])}}
+    assert _names(problem, got, REFERENCE, outputs, [0, 1]) == []
+    assert _names(problem, got, {0: REFERENCE[0]}, outputs, [0]) == ["forgot_scale"]
+
+
+def _profile(*pairs: tuple[str, str]) -> dict:
+    summary: dict = {}
+    for role, signature in pairs:
+        summary.setdefault(role, {})[signature] = 1
+    return {"entries": [], "summary": summary}
+
+
+FP16_DIVISION = ("scaling", "float16 x float16 -> float16")
+FP32_DIVISION = ("scaling", "float32 x float32 -> float32")
+
+
+def _tied(toy_course) -> Diagnosis:
+    base = toy_course.problem("toy").pitfall("forgot_scale")
+    problem = replace(toy_course.problem("toy"), pitfalls=(base, replace(base, name="other")))
+    got = {0: Returned.from_array(np.array([5.0, 1.0]))}
+    outputs = {"forgot_scale": {0: np.array([5.0, 1.0])}, "other": {0: np.array([5.0, 1.0])}}
+    return diagnose(problem, got, {0: REFERENCE[0]}, outputs)
+
+
+def test_a_tie_on_the_numbers_goes_to_the_file_that_ran_the_learners_dtypes(toy_course):
+    diagnosis = _tied(toy_course)
+    assert [p.name for p in diagnosis.named] == ["forgot_scale", "other"]  # the table's order
+    profiles = {"forgot_scale": _profile(FP32_DIVISION), "other": _profile(FP16_DIVISION)}
+    named, tied = _break_tie(diagnosis, _profile(FP16_DIVISION), lambda labels: profiles)
+    assert ([p.name for p in named], tied) == (["other", "forgot_scale"], False)
+
+
+def test_a_tie_the_dtypes_cannot_break_is_given_as_equals(toy_course):
+    diagnosis = _tied(toy_course)
+    same = {"forgot_scale": _profile(FP16_DIVISION), "other": _profile(FP16_DIVISION)}
+    assert _break_tie(diagnosis, _profile(FP16_DIVISION), lambda labels: same)[1] is True
+    assert _break_tie(diagnosis, None, lambda labels: same)[1] is True  # no profile of the learner's code
+    assert _break_tie(diagnosis, {"error": "not traced"}, lambda labels: same)[1] is True
+    assert _break_tie(diagnosis, _profile(FP16_DIVISION), None)[1] is True  # a learner copy: no pitfall files
+
+
+def test_a_failed_answer_no_pitfall_explains_is_told_the_nearest_miss(toy_course, write_submission):
+    source = """\
+import numpy as np
+
+
+def scaled_sum(x, scale):
+    factor = scale if x.size < 10 else 1.0  # forgets the scale on large inputs only
+    return np.array([x.sum() * factor, x.max()], np.float32)
+"""
+    result = Grader(toy_course).grade_file(toy_course.problem("toy"), write_submission(source))
+    assert result.status is Status.FAIL and result.pitfall is None
+    assert result.message.endswith("; no known mistake matches")
+    assert result.closest is not None
+    assert (result.closest.name, result.closest.agrees, result.closest.differs) == (
+        "forgot_scale",
+        (2,),
+        (1,),
+    )
+    text = render_text(GradeReport("practice", (result,)))
+    assert "No known mistake gives these outputs. The closest, the named pitfall 'forgot_scale'" in text
+    assert "gives your numbers on practice case 2 but not on case 1." in text
+    assert "looks like" not in text
+    document = json.loads(render_json(GradeReport("practice", (result,))))
+    closest = document["problems"][0]["closest_pitfall"]
+    assert closest == {"name": "forgot_scale", "title": "Scale forgotten", "agrees": [2], "differs": [1]}

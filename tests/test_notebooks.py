@@ -132,14 +132,14 @@ def test_a_pitfall_pasted_in_is_named_and_its_series_plotted(learner_copy):
     pitfall = ROOT / "solutions" / "pitfalls" / PROBLEM / "never_grows.py"
     shown = run_notebook(learner_copy, PROBLEM, pitfall)
     text = shown["text/plain"]
-    assert "This looks like the named pitfall 'never_grows': Scale never grows." in text
+    assert "Your outputs are those of the named pitfall 'never_grows': Scale never grows." in text
     assert (
         "FAIL  dynamic_loss_scaling: 6 of 7 cases outside the tolerance; this matches the named pitfall"
         in text
     )
     assert "Stuck? `grade hint dynamic_loss_scaling` shows hint 1 of 3." in text
     html = shown["text/html"]
-    assert "This looks like the named pitfall 'never_grows'</strong>: Scale never grows." in html
+    assert "Your outputs are those of the named pitfall 'never_grows': Scale never grows.</strong>" in html
     (image,) = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
     assert base64.b64decode(image).startswith(b"\x89PNG")
 

@@ -10,6 +10,7 @@ import base64
 import textwrap
 from html import escape
 
+from grader.report.naming_text import naming_paragraphs
 from grader.report.plain_text import STATUS_WORDS, captured_lines, case_details
 from grader.report.profile_table import profile_lines
 from grader.results import MatchedPitfall, ProblemResult, Status
@@ -44,12 +45,10 @@ def _cases(result: ProblemResult) -> str:
     return f'<table style="margin: 0">{"".join(rows)}</table>'
 
 
-def _pitfall(lead: str, pitfall: MatchedPitfall) -> str:
+def _pitfall(sentence: str, pitfall: MatchedPitfall | None) -> str:
     style = "border-left: 4px solid #cf222e; padding: 0.1em 0.8em; margin: 0.6em 0"
-    return (
-        f"<div style=\"{style}\"><p><strong>{escape(lead)} '{escape(pitfall.name)}'</strong>: "
-        f"{escape(pitfall.title)}.</p><p>{escape(pitfall.explanation)}</p></div>"
-    )
+    explained = f"<p>{escape(pitfall.explanation)}</p>" if pitfall else ""
+    return f'<div style="{style}"><p><strong>{escape(sentence)}</strong></p>{explained}</div>'
 
 
 def render_problem_html(
@@ -69,11 +68,7 @@ def render_problem_html(
             parts.append(_pre(result.detail.rstrip().splitlines()))
     else:
         parts.append(_cases(result))
-    if result.pitfall:
-        parts.append(_pitfall("This looks like the named pitfall", result.pitfall))
-    parts += [
-        _pitfall("The same numbers come from the named pitfall", other) for other in result.also_matches
-    ]
+    parts += [_pitfall(sentence, pitfall) for sentence, pitfall in naming_paragraphs(result)]
     profile = profile_lines(result)
     if profile:
         style = "border-left: 4px solid #0969da; padding: 0.1em 0.8em; margin: 0.6em 0"

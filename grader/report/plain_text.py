@@ -6,6 +6,7 @@ import textwrap
 
 import numpy as np
 
+from grader.report.naming_text import naming_paragraphs
 from grader.report.profile_table import profile_lines
 from grader.results import CaseResult, GradeReport, ProblemResult, Status, bytes_cut, entry_name
 
@@ -135,13 +136,13 @@ def render_problem(result: ProblemResult, mode: str, color: bool = False) -> str
         seen: set[str] = set()
         for case in result.cases:
             lines += _case_lines(case, result, color, seen)
-    if result.pitfall:
+    paragraphs = naming_paragraphs(result)
+    if paragraphs:
         lines.append("")
-        lines.append(f"  This looks like the named pitfall '{result.pitfall.name}': {result.pitfall.title}.")
-        lines += _wrap(result.pitfall.explanation, "    ")
-    for other in result.also_matches:
-        lines.append(f"  The same numbers come from the named pitfall '{other.name}': {other.title}.")
-        lines += _wrap(other.explanation, "    ")
+    for sentence, pitfall in paragraphs:
+        lines += _wrap(sentence, "  ")
+        if pitfall:
+            lines += _wrap(pitfall.explanation, "    ")
     if result.profile is not None:
         lines += ["", *profile_lines(result)]
     lines += captured_lines("stdout", result.stdout) + captured_lines("stderr", result.stderr)
