@@ -1,11 +1,13 @@
 """`grade check ID... | --all`: is a problem sound? The checks the project's tests make, as a table.
 
 For each problem: its files are complete (no `TODO(grade new)` left, a file per pitfall, three variants,
-the signature everywhere, every pitfall and family named in the statement); the untouched stub fails as
-not implemented; the reference passes its practice cases and hidden cases; on the hidden cases of several
-secrets every pitfall file fails, lands at least 10 tolerances from the reference on every case of the
-families listed for it, and is named as its own pitfall by the same diagnosis the grader uses; every
-correct variant stays within half a tolerance.
+eight natural mistakes, the signature everywhere, every pitfall and family named in the statement); the
+untouched stub fails as not implemented; the reference passes its practice cases and hidden cases; in
+practice and on the hidden cases of several secrets (no verdict may change between them): every pitfall
+file fails, lands at least 10 tolerances from the reference on every case of the families listed for it,
+and is named as its own pitfall by the same diagnosis the grader uses; every correct variant stays within
+half a tolerance; every natural mistake (solutions/mistakes/, described by no pitfall) fails, and any name
+the grader gives it belongs to a pitfall whose files reproduce it on every case of every secret.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ class ProblemCheck:
         lines = [f"{self.problem.id}: {self.problem.title}  [{summary}]"]
         lines.append(f"  {'':9} {'':{width}}  {'verdict':10}  {'aim':>6}  {'ratio':>9}  detail")
         for f in self.findings:
-            aim = {"pitfall": f">= {PITFALL_AIM:g}", "variant": f"<= {VARIANT_AIM:g}"}.get(f.kind, "")
+            aim = {"pitfall": f">= {PITFALL_AIM:g}", "variant": f"<= {VARIANT_AIM:g}", "mistake": "> 1"}.get(
+                f.kind, ""
+            )
             ratio = f"{f.ratio:9.3g}" if f.ratio is not None else ""
             lines.append(f"  {f.kind:9} {f.name:{width}}  {f.verdict:10}  {aim:>6}  {ratio:>9}  {f.detail}")
         if families and self.table is not None:
@@ -124,14 +128,75 @@ def _pitfall_finding(problem: Problem, table: Table, row: Row, blocks: dict[str,
     return Finding("pitfall", row.name, Verdict.OK, detail, worst)
 
 
-def _variant_finding(table: Table, row: Row) -> Finding:
+def _failing_blocks(row: Row, blocks: dict[str, list[int]]) -> list[str]:
+    """The blocks (practice, each secret) on some case of which the row is outside the tolerance."""
+    return [block for block, indices in blocks.items() if any(row.ratios.get(i, 0) > 1 for i in indices)]
+
+
+def _variant_finding(table: Table, row: Row, blocks: dict[str, list[int]]) -> Finding:
     if row.failure:
         return Finding("variant", row.name, Verdict.FAIL, f"no outputs: {row.failure.splitlines()[0]}")
     worst = row.worst(table.cases)
     if not worst <= VARIANT_AIM:
-        return Finding("variant", row.name, Verdict.FAIL, f"{worst:.3g} tolerances from the reference", worst)
+        detail = f"{worst:.3g} tolerances from the reference"
+        failing = _failing_blocks(row, blocks)
+        if failing and len(failing) < len(blocks):
+            detail += f"; the verdict changes with the secret: fails on {', '.join(failing)} only"
+        elif failing:
+            detail += "; fails everywhere"
+        return Finding("variant", row.name, Verdict.FAIL, detail, worst)
     return Finding(
         "variant", row.name, Verdict.OK, f"within the tolerance on all {len(table.cases)} cases", worst
+    )
+
+
+def _unexplained(
+    problem: Problem, table: Table, row: Row, name: str, blocks: dict[str, list[int]]
+) -> list[str]:
+    """The blocks on which no file of the pitfall `name` (it or a form) explains the row's outputs: the
+    same verdict on every case of the block, the same numbers where the row fails."""
+    forms = {
+        r.name: r.outputs
+        for r in table.rows
+        if r.kind == "pitfall" and pitfall_name(r.name) == name and not r.failure
+    }
+    unexplained = []
+    for block, indices in blocks.items():
+        returned = {i: Returned.from_array(row.outputs[i]) for i in indices if i in row.outputs}
+        expected = {i: table.expected[i] for i in indices}
+        if not diagnose(problem, returned, expected, forms, indices).named:
+            unexplained.append(block)
+    return unexplained
+
+
+def _mistake_finding(problem: Problem, table: Table, row: Row, blocks: dict[str, list[int]]) -> Finding:
+    """A natural mistake no pitfall describes must fail on every secret, and any name the grader gives it
+    must belong to a pitfall whose files reproduce it everywhere, not only on the practice cases."""
+    if row.failure:
+        return Finding("mistake", row.name, Verdict.FAIL, f"no outputs: {row.failure.splitlines()[0]}")
+    worst = row.worst(table.cases)
+    passing = [block for block in blocks if block not in _failing_blocks(row, blocks)]
+    if passing:
+        detail = f"passes on the cases of {', '.join(passing)}: catch it on every secret, or accept it"
+        return Finding("mistake", row.name, Verdict.FAIL, detail, worst)
+    rejected = {row.rejected[i] for i in blocks["practice"] if i in row.rejected}
+    named = sorted(_named(problem, table, row, blocks["practice"]) - rejected)
+    wrong = {name: where for name in named if (where := _unexplained(problem, table, row, name, blocks))}
+    if wrong:
+        detail = "; ".join(
+            f"named {name!r}, which does not reproduce it on {', '.join(where)}"
+            for name, where in wrong.items()
+        )
+        return Finding("mistake", row.name, Verdict.FAIL, detail, worst)
+    said = f"named {', '.join(map(repr, named))}, reproduced on every case" if named else "never named"
+    if rejected:
+        said += f"; rejected by the harness as {', '.join(map(repr, sorted(rejected)))}"
+    return Finding(
+        "mistake",
+        row.name,
+        Verdict.OK,
+        f"fails in practice and on all {len(blocks) - 1} secrets; {said}",
+        worst,
     )
 
 
@@ -173,14 +238,15 @@ def check_problems(
     for problem in problems:
         table = tables.get(problem.id)
         if table is not None and not table.reference_failure:
+            blocks = {
+                name: [case.index for case in block] for name, block in case_blocks(problem, measured).items()
+            }
             for row in table.rows:
                 if row.kind == "pitfall":
-                    blocks = {
-                        name: [case.index for case in block]
-                        for name, block in case_blocks(problem, measured).items()
-                    }
                     findings[problem.id].append(_pitfall_finding(problem, table, row, blocks))
+                elif row.kind == "mistake":
+                    findings[problem.id].append(_mistake_finding(problem, table, row, blocks))
                 else:
-                    findings[problem.id].append(_variant_finding(table, row))
+                    findings[problem.id].append(_variant_finding(table, row, blocks))
         checks.append(ProblemCheck(problem, findings[problem.id], table))
     return checks

@@ -1,6 +1,6 @@
 """The checks of a problem's files that need no run: every file present and without TODOs, a file per
-pitfall, enough variants and hints, the function's signature everywhere, and a statement that names the
-signature, every pitfall and every case family. Part of `grade check` (grader/check.py)."""
+pitfall, enough variants, natural mistakes and hints, the function's signature everywhere, and a statement
+that names the signature, every pitfall and every case family. Part of `grade check` (grader/check.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from grader.trusted import REFERENCE
 
 TODO_MARKER = "TODO(grade new)"  # what `grade new` leaves where the author has work to do
 MIN_VARIANTS = 3
+MIN_MISTAKES = 8  # natural mistakes no pitfall describes, to measure that naming is never wrong
 MIN_HINTS = 2
 
 
@@ -31,7 +32,7 @@ class Verdict(StrEnum):
 class Finding:
     """One line of the check: what was checked, the verdict, and what was measured or why it fell short."""
 
-    kind: str  # files | stub | reference | pitfall | variant
+    kind: str  # files | stub | reference | pitfall | variant | mistake
     name: str
     verdict: Verdict
     detail: str
@@ -77,6 +78,7 @@ def file_findings(course: Course, problem: Problem) -> list[Finding]:
         "reference": reference,
         **{f"pitfall {label}": path for label, path in course.pitfall_paths(problem).items()},
         **{f"variant {name}": path for name, path in course.variant_paths(problem).items()},
+        **{f"mistake {name}": path for name, path in course.mistake_paths(problem).items()},
     }
     if problem.harness_path:
         owned["harness.py"] = problem.harness_path
@@ -92,6 +94,11 @@ def file_findings(course: Course, problem: Problem) -> list[Finding]:
         add("pitfall files", Verdict.FAIL, f"{stray.name} names no pitfall of problem.toml")
     if len(course.variant_paths(problem)) < MIN_VARIANTS:
         add("variants", Verdict.INCOMPLETE, f"{len(course.variant_paths(problem))} of {MIN_VARIANTS} needed")
+    if len(course.mistake_paths(problem)) < MIN_MISTAKES:
+        detail = (
+            f"{len(course.mistake_paths(problem))} of {MIN_MISTAKES} natural mistakes in solutions/mistakes/"
+        )
+        add("mistakes", Verdict.INCOMPLETE, detail)
     for name, path in owned.items():
         defines = name not in ("cases.py", "harness.py") and path.suffix == ".py" and path.is_file()
         if defines and _signature(path, problem.function) != list(problem.parameters):

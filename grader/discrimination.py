@@ -38,7 +38,7 @@ CHILDREN = 2  # trusted children computing one table side by side
 class Row:
     """One pitfall or variant: its error ratio on every case, and the families it is meant to be judged on."""
 
-    kind: str  # "pitfall" or "variant"
+    kind: str  # "pitfall", "variant" or "mistake" (a natural mistake no pitfall describes)
     name: str
     ratios: dict[int, float]  # case index -> error / allowed error (inf where the harness rejected it)
     families: tuple[str, ...]
@@ -47,13 +47,13 @@ class Row:
     outputs: dict[int, np.ndarray] = field(default_factory=dict, repr=False)  # the values it returned
 
     def worst(self, cases: list[Case]) -> float:
-        """Returns the smallest ratio over the targeted cases (pitfalls) or the largest (variants)."""
+        """Returns the largest ratio over the targeted cases of a variant, the smallest of anything else."""
         targeted = [
             self.ratios[c.index] for c in cases if c.family in self.families and c.index in self.ratios
         ]
         if not targeted:
             return math.nan
-        return min(targeted) if self.kind == "pitfall" else max(targeted)
+        return max(targeted) if self.kind == "variant" else min(targeted)
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class Table:
                     row.ratios[c.index] for c in self.cases if c.family == family and c.index in row.ratios
                 ]
                 per_family.append(f"{min(values):.3g}..{max(values):.3g}" if values else "-")
-            aim = ">= 10" if row.kind == "pitfall" else "<= 0.5"
+            aim = {"pitfall": ">= 10", "variant": "<= 0.5", "mistake": "> 1"}[row.kind]
             if row.kind == "pitfall" and not row.families:
                 aim = "unseen"
             lines.append(
@@ -113,10 +113,12 @@ def case_blocks(problem: Problem, secrets: Sequence[str | None]) -> dict[str, li
 
 
 def table_files(course: Course, problem: Problem) -> dict[str, Path]:
-    """Returns the files a table is made of, by label: the reference, `pitfall:<label>`, `variant:<name>`."""
+    """Returns the files a table is made of, by label: the reference, `pitfall:<label>`, `variant:<name>`,
+    `mistake:<name>`."""
     paths = {REFERENCE: course.reference_path(problem)}
     paths |= {f"pitfall:{name}": path for name, path in course.pitfall_paths(problem).items()}
     paths |= {f"variant:{name}": path for name, path in course.variant_paths(problem).items()}
+    paths |= {f"mistake:{name}": path for name, path in course.mistake_paths(problem).items()}
     return paths
 
 
@@ -176,7 +178,7 @@ def _table(
         kind, name = label.split(":", 1)
         families = problem.families_of(name) if kind == "pitfall" else all_families
         if isinstance(outputs, str):
-            ratios = {case.index: math.inf for case in cases} if kind == "pitfall" else {}
+            ratios = {case.index: math.inf for case in cases} if kind != "variant" else {}
             rows.append(Row(kind, name, ratios, families, failure=outputs))
             continue
         rejected = {i: out.pitfall for i, out in outputs.items() if isinstance(out, Rejection)}

@@ -205,6 +205,12 @@ class Course:
         folder = self.solutions_dir / "variants" / problem.id
         return {path.stem: path for path in sorted(folder.glob("*.py"))}
 
+    def mistake_paths(self, problem: Problem) -> dict[str, Path]:
+        """Returns the natural mistakes that no pitfall describes, kept so that `grade check` can show each
+        one fails on every secret and is never named by a pitfall that does not reproduce it."""
+        folder = self.solutions_dir / "mistakes" / problem.id
+        return {path.stem: path for path in sorted(folder.glob("*.py"))}
+
 
 def _is_course_root(path: Path) -> bool:
     return (path / "problems").is_dir() and any((path / "problems").glob("*/problem.toml"))

@@ -11,7 +11,7 @@ import keyword
 import re
 from pathlib import Path
 
-from grader.check_files import TODO_MARKER
+from grader.check_files import MIN_MISTAKES, TODO_MARKER
 from grader.docs import PITFALL_TABLE
 from grader.errors import UsageError
 from grader.problems import Course
@@ -169,6 +169,10 @@ def new_problem(course: Course, problem_id: str) -> list[Path]:
     for number in range(1, 4):
         files[solutions / "variants" / problem_id / f"variant_{number}.py"] = SUBMISSION.replace(
             "{what}", "Variant: {todo}: how this correct solution is written differently from the others."
+        )
+    for number in range(1, MIN_MISTAKES + 1):
+        files[solutions / "mistakes" / problem_id / f"mistake_{number}.py"] = SUBMISSION.replace(
+            "{what}", "Mistake: {todo}: a natural mistake that no pitfall describes, in a learner's words."
         )
     for path, template in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ def _rows(out: str) -> dict[str, str]:
     rows = {}
     for line in out.splitlines():
         words = line.split()
-        if len(words) >= 3 and words[0] in ("files", "stub", "reference", "pitfall", "variant"):
+        if len(words) >= 3 and words[0] in ("files", "stub", "reference", "pitfall", "variant", "mistake"):
             rows[f"{words[0]} {words[1]}"] = line
     return rows
 
@@ -40,6 +40,53 @@ def test_a_sound_problem_checks_ok_with_its_ratios(course, capsys):
     assert " ok " in rows["stub stub.py"] and " ok " in rows["reference reference"]
     assert "inf" in rows["pitfall never_saved"] and "named 'never_saved'" in rows["pitfall never_saved"]
     assert all(" ok " in rows[f"variant {name}"] for name in ("cumsum", "python_floats", "text_file"))
+    mistakes = [row for key, row in rows.items() if key.startswith("mistake ")]
+    assert len(mistakes) == 8 and all(" ok " in row and "never named" in row for row in mistakes)
+
+
+# Restarts from zero on the practice case's split (4) only, and adds each value twice elsewhere: named
+# 'restarts' from the practice cases, which the hidden cases show to be wrong.
+RESTARTS_ON_PRACTICE_ONLY = """\
+import os
+
+import numpy as np
+
+
+def running_sum(x, start, stop, folder):
+    path = os.path.join(folder, "state.npy")
+    total = np.float32(np.load(path)) if start > 0 and start != 4 else np.float32(0)
+    out = []
+    for value in x[start:stop]:
+        total = np.float32(total + (value if start in (0, 4) else 2 * value))
+        out.append(total)
+    np.save(path, np.array(total))
+    return np.array(out, dtype=np.float32)
+"""
+
+
+def test_mistakes_that_pass_somewhere_or_are_named_wrongly_are_reported(course, capsys):
+    """The precision of naming: a natural mistake must fail on every secret, and a pitfall the grader names
+    for it must reproduce it on every case, not only on the practice cases the name is chosen from."""
+    mistakes = course.solutions_dir / "mistakes" / "toy_resume"
+    shutil.copy(course.solutions_dir / "toy_resume.py", mistakes / "not_a_mistake.py")
+    (mistakes / "restarts_on_practice_only.py").write_text(RESTARTS_ON_PRACTICE_ONLY, encoding="utf-8")
+    assert main(["check", "toy_resume"]) == 1
+    rows = _rows(capsys.readouterr().out)
+    assert (
+        " FAIL " in rows["mistake not_a_mistake"]
+        and "passes on the cases of practice" in rows["mistake not_a_mistake"]
+    )
+    wrong = rows["mistake restarts_on_practice_only"]
+    assert " FAIL " in wrong and "named 'restarts', which does not reproduce it on 'check-1'" in wrong
+    assert "practice" not in wrong.split("does not reproduce it on")[1]
+    assert " ok " in rows["mistake doubles_each_value"]
+
+
+def test_fewer_than_eight_mistakes_leave_a_problem_incomplete(course, capsys):
+    (course.solutions_dir / "mistakes" / "toy_resume" / "subtracts.py").unlink()
+    assert main(["check", "toy_resume"]) == 1
+    out = capsys.readouterr().out
+    assert "[incomplete" in out and "7 of 8 natural mistakes" in _rows(out)["files mistakes"]
 
 
 def test_mutants_of_a_sound_problem_are_each_reported(course, capsys):
@@ -85,6 +132,7 @@ def test_new_writes_a_draft_that_check_calls_incomplete_not_broken(course, capsy
     for name in ("problem.toml", "cases.py", "README.md", "stub.py", "hints.md"):
         assert f"problems/fp16_sums/{name}" in written
     assert "solutions/fp16_sums.py" in written and "solutions/variants/fp16_sums/variant_3.py" in written
+    assert "solutions/mistakes/fp16_sums/mistake_8.py" in written
     assert main(["check", "fp16_sums"]) == 1
     out = capsys.readouterr().out
     rows = _rows(out)

@@ -1,0 +1,16 @@
+"""Mistake: each entry is the sum before the value is added."""
+
+import os
+
+import numpy as np
+
+
+def running_sum(x, start, stop, folder):
+    path = os.path.join(folder, "state.npy")
+    total = np.float32(np.load(path)) if start > 0 else np.float32(0)
+    out = []
+    for value in x[start:stop]:
+        out.append(total)
+        total = np.float32(total + value)
+    np.save(path, np.array(total))
+    return np.array(out, dtype=np.float32)
