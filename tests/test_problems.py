@@ -1,7 +1,8 @@
 """Every problem is sound, as `grade check` measures it: complete files, the stub fails as not implemented,
 the reference passes practice and hidden cases, every pitfall file fails far from the reference on the
-families built for it and is named as its own pitfall on the hidden cases of every secret, and every
-correct variant stays well inside the tolerance (DESIGN section 4). Parametrised over problems and their
+families built for it and is named as its own pitfall on the hidden cases of every secret, every
+correct variant stays well inside the tolerance (DESIGN section 4), and every natural mistake fails
+everywhere and is never named by a pitfall that does not reproduce it. Parametrised over problems and their
 files, so a new problem is covered the moment its folder exists; one `check_problems` run, shared by every
 test here, computes it all in a few child processes."""
 
@@ -69,6 +70,14 @@ def test_pitfall_fails_far_from_the_reference_and_is_named_on_every_secret(probl
 def test_correct_variant_stays_well_inside_the_tolerance(problem, variant, checks):
     finding = _finding(checks, problem, "variant", variant)
     assert finding.verdict is Verdict.OK and finding.ratio <= VARIANT_AIM, finding.detail
+
+
+@pytest.mark.parametrize(("problem", "mistake"), problem_params(lambda p: list(COURSE.mistake_paths(p))))
+def test_natural_mistake_fails_on_every_secret_and_is_never_named_wrongly(problem, mistake, checks):
+    """Naming's precision: a mistake no pitfall describes fails everywhere and is left unnamed, or named
+    only by a pitfall whose files reproduce it on every case of every secret."""
+    finding = _finding(checks, problem, "mistake", mistake)
+    assert finding.verdict is Verdict.OK, finding.detail
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)

@@ -161,15 +161,22 @@ def check_checkpoint(folder: Path, w: np.ndarray, steps_done: int) -> None:
 
     import jax
 
-    buffers = [
+    sized = [
         leaf
         for leaf in jax.tree.leaves(tree["opt_state"])
-        if getattr(leaf, "dtype", None) == np.float32 and np.size(leaf) == np.size(w)
+        if getattr(leaf, "dtype", None) is not None and np.size(leaf) == np.size(w)
     ]
-    if not buffers:
+    if not any(leaf.dtype == np.float32 for leaf in sized):
+        # What was found, not a guess at why: a float16 momentum and a missing one call for different fixes.
+        found = sorted({np.dtype(leaf.dtype).name for leaf in sized})
+        what = (
+            f"the arrays of w's size it holds are {' and '.join(found)}"
+            if found
+            else f"it holds no array of w's size ({_describe(tree['opt_state'])})"
+        )
         raise Rejected(
-            "the checkpoint's 'opt_state' holds no float32 array of the size of w: save the whole optimizer "
-            "state, momentum buffer included"
+            f"the checkpoint's 'opt_state' has no float32 array of the size of w: {what}; the momentum "
+            "buffer is saved as the optimizer keeps it, in float32"
         )
     scale = np.asarray(tree["scale"])
     if scale.shape != () or scale.dtype.kind != "f" or scale.dtype.itemsize < 4:
@@ -180,7 +187,8 @@ def check_checkpoint(folder: Path, w: np.ndarray, steps_done: int) -> None:
             raise Rejected(f"the checkpoint's {key!r} is {_describe(tree[key])}; expected an int32 scalar")
     if int(np.asarray(tree["step"])) != steps_done:
         raise Rejected(
-            "the checkpoint's 'step' is not the number of steps the first call trained (its stop_step)"
+            f"the checkpoint's 'step' is {int(np.asarray(tree['step']))}; the first call trained "
+            f"{steps_done} steps (its stop_step)"
         )
 
 
