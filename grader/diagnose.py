@@ -22,7 +22,8 @@ from grader.protocol import Returned
 @dataclass(frozen=True)
 class NearMiss:
     """The pitfall that comes closest when none explains the outputs: it gives the learner's numbers on the
-    failed cases `agrees` and not on the cases `differs` (case indices)."""
+    failed cases `agrees` and not on the cases `differs` (case indices), and agrees on more cases than it
+    differs (a pitfall that shares one case of many would send the learner the wrong way)."""
 
     pitfall: Pitfall
     agrees: tuple[int, ...]
@@ -78,7 +79,7 @@ def diagnose(
         if not differs:
             closeness[name] = min(worst, closeness.get(name, float("inf")))
             labels.setdefault(name, []).append(label)
-        elif agrees:
+        elif len(agrees) > len(differs):  # a near miss worth telling: it agrees on most failed cases
             misses.append((-len(agrees), order.index(name), name, tuple(agrees), tuple(differs)))
     ranked = sorted(closeness, key=lambda name: (closeness[name], order.index(name)))
     named = [problem.pitfall(name) for name in ranked]
