@@ -22,7 +22,7 @@ from grader.limits import Limits
 from grader.outcomes import RunOutcome
 from grader.output_cache import practice_store
 from grader.problems import Course, Problem
-from grader.profile_compare import profile_distance
+from grader.profile_compare import profile_distance, runs_the_mistakes_dtypes
 from grader.results import ClosestPitfall, MatchedPitfall
 from grader.stored import StoredOutputs
 from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, arrays
@@ -84,8 +84,10 @@ def name_mistake(
             return Naming(names)  # the broken reference is reported where the submission is compared with it
         reference = arrays(results.pop(REFERENCE))
 
+        files = {REFERENCE: course.reference_path(problem), **paths}
+
         def traced(labels: list[str]) -> dict[str, dict]:
-            return _trusted_profiles(problem, paths, labels, practice, limits)
+            return _trusted_profiles(problem, files, labels, practice, limits)
 
     elif stored is not None:
         results, reference = stored.pitfalls(practice), stored.reference(practice)
@@ -93,6 +95,7 @@ def name_mistake(
         return Naming(names)
     outputs = {label: arrays(result) for label, result in results.items() if isinstance(result, dict)}
     diagnosis = diagnose(problem, returned, reference, outputs, [case.index for case in practice])
+    diagnosis = _same_dtypes(diagnosis, run.profile, traced)
     found, tied = _break_tie(diagnosis, run.profile, traced)
     named = names + [matched(p) for p in found if matched(p) not in names]
     closest = _closest(diagnosis, practice) if not named else None
@@ -132,6 +135,26 @@ def _trusted_profiles(
         return {label: running.profile(problem.id, label) or {"error": "none"} for label in labels}
     finally:
         running.cancel()
+
+
+def _same_dtypes(diagnosis: Diagnosis, learner: dict | None, traced) -> Diagnosis:
+    """The diagnosis without the pitfalls whose files the numbers match but the dtypes do not: where a
+    pitfall's file runs other dtypes than the reference, the learner's code must run the file's (a frozen
+    forward copy and a gradient divided by S in fp16 give the same numbers; only one divides in fp16)."""
+    if not diagnosis.named or not learner or "error" in learner or traced is None:
+        return diagnosis
+    labels = [label for pitfall in diagnosis.named for label in diagnosis.labels[pitfall.name]]
+    profiles = traced([REFERENCE, *labels])
+    kept = {
+        pitfall.name: [
+            label
+            for label in diagnosis.labels[pitfall.name]
+            if runs_the_mistakes_dtypes(learner, profiles[label], profiles[REFERENCE])
+        ]
+        for pitfall in diagnosis.named
+    }
+    named = [pitfall for pitfall in diagnosis.named if kept[pitfall.name]]
+    return Diagnosis(named, {p.name: kept[p.name] for p in named}, diagnosis.nearest)
 
 
 def _break_tie(diagnosis: Diagnosis, learner: dict | None, traced) -> tuple[list, bool]:

@@ -13,7 +13,8 @@ import numpy as np
 
 from grader.diagnose import Diagnosis, diagnose
 from grader.grading import Grader
-from grader.naming import _break_tie
+from grader.naming import _break_tie, _same_dtypes
+from grader.profile_compare import runs_the_mistakes_dtypes
 from grader.protocol import Returned
 from grader.report.json_document import render_json
 from grader.report.plain_text import render_text
@@ -148,6 +149,28 @@ def test_a_tie_the_dtypes_cannot_break_is_given_as_equals(toy_course):
     assert _break_tie(diagnosis, None, lambda labels: same)[1] is True  # no profile of the learner's code
     assert _break_tie(diagnosis, {"error": "not traced"}, lambda labels: same)[1] is True
     assert _break_tie(diagnosis, _profile(FP16_DIVISION), None)[1] is True  # a learner copy: no pitfall files
+
+
+def test_a_pitfall_whose_file_runs_other_dtypes_than_the_learners_code_is_not_named(toy_course):
+    """A forward copy made once and a gradient divided by S in fp16 both freeze the weights: the same numbers,
+    but only the second runs the fp16 division its pitfall file runs."""
+    diagnosis = _tied(toy_course)
+    reference = _profile(FP32_DIVISION)
+    profiles = {
+        "reference": reference,
+        "forgot_scale": _profile(FP16_DIVISION),  # divides in fp16 where the reference divides in fp32
+        "other": _profile(FP32_DIVISION, ("cast", "float32 -> float16")),  # adds a cast the reference lacks
+    }
+    frozen_copy = _profile(FP32_DIVISION)  # the learner's: the reference's dtypes
+    kept = _same_dtypes(diagnosis, frozen_copy, lambda labels: profiles)
+    assert kept.named == []
+    fp16_division = _profile(FP16_DIVISION)
+    assert [p.name for p in _same_dtypes(diagnosis, fp16_division, lambda labels: profiles).named] == [
+        "forgot_scale"
+    ]
+    # without a profile of the learner's code, only the numbers can say
+    assert len(_same_dtypes(diagnosis, None, lambda labels: profiles).named) == 2
+    assert runs_the_mistakes_dtypes(fp16_division, {"error": "not traced"}, reference)
 
 
 def test_a_failed_answer_no_pitfall_explains_is_told_so(toy_course, write_submission):
