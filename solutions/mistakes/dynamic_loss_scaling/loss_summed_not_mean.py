@@ -1,0 +1,39 @@
+"""Mistake: I compute the loss as the sum of squared residuals over the rows instead of their mean."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+
+def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, factor, min_scale, num_steps):
+    x16 = jnp.asarray(x).astype(jnp.float16)
+    y = jnp.asarray(y, jnp.float32)
+    w = jnp.asarray(w, jnp.float32)
+    opt = optax.sgd(lr, momentum=momentum)
+    opt_state = opt.init(w)
+    scale = float(init_scale)
+    counter = 0
+
+    def scaled_loss(w, s):
+        pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
+        loss = jnp.sum((pred - y) ** 2)
+        return loss * s, loss
+
+    losses, scales = [], []
+    for _ in range(num_steps):
+        scales.append(scale)
+        grad, loss = jax.grad(scaled_loss, has_aux=True)(w, jnp.float32(scale))
+        losses.append(loss)
+        g = grad / jnp.float32(scale)
+        if jnp.all(jnp.isfinite(g)):
+            updates, opt_state = opt.update(g, opt_state, w)
+            w = optax.apply_updates(w, updates)
+            counter += 1
+            if counter == period:
+                scale = scale * factor
+                counter = 0
+        else:
+            scale = max(min_scale, scale / factor)
+            counter = 0
+    return jnp.concatenate([jnp.stack(losses), jnp.asarray(scales, jnp.float32)]).astype(jnp.float32)

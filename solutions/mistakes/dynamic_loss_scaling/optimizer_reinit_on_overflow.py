@@ -1,0 +1,44 @@
+"""Mistake: when a step overflows I re-initialise the optimizer (opt.init(w)), thinking the momentum buffer may hold bad values, so the momentum is thrown away."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+
+def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, factor, min_scale, num_steps):
+    x16 = jnp.asarray(x).astype(jnp.float16)
+    y = jnp.asarray(y, jnp.float32)
+    w = jnp.asarray(w, jnp.float32)
+    opt = optax.sgd(lr, momentum=momentum)
+    opt_state = opt.init(w)
+    scale = float(init_scale)
+    counter = 0
+
+    @jax.jit
+    def grads(w, s):
+        def f(w):
+            pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
+            loss = jnp.mean((pred - y) ** 2)
+            return loss * s, loss
+
+        return jax.grad(f, has_aux=True)(w)
+
+    losses, scales = [], []
+    for _ in range(num_steps):
+        scales.append(scale)
+        grad, loss = grads(w, jnp.float32(scale))
+        losses.append(loss)
+        g = grad / jnp.float32(scale)
+        if jnp.all(jnp.isfinite(g)):
+            updates, opt_state = opt.update(g, opt_state, w)
+            w = optax.apply_updates(w, updates)
+            counter += 1
+            if counter == period:
+                scale = scale * factor
+                counter = 0
+        else:
+            opt_state = opt.init(w)
+            scale = max(min_scale, scale / factor)
+            counter = 0
+    return jnp.concatenate([jnp.stack(losses), jnp.asarray(scales, jnp.float32)]).astype(jnp.float32)

@@ -1,0 +1,39 @@
+"""Mistake: I record the value my loss function returns, which is the scaled loss, instead of dividing it back by the scale."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+
+def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, factor, min_scale, num_steps):
+    x16 = jnp.asarray(x).astype(jnp.float16)
+    y = jnp.asarray(y, jnp.float32)
+    w = jnp.asarray(w, jnp.float32)
+    opt = optax.sgd(lr, momentum=momentum)
+    opt_state = opt.init(w)
+    scale = float(init_scale)
+    counter = 0
+
+    def scaled_loss(w, s):
+        pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
+        return jnp.mean((pred - y) ** 2) * s
+
+    value_and_grad = jax.value_and_grad(scaled_loss)
+    losses, scales = [], []
+    for _ in range(num_steps):
+        scales.append(scale)
+        loss, grad = value_and_grad(w, jnp.float32(scale))
+        losses.append(loss)
+        g = grad / jnp.float32(scale)
+        if jnp.all(jnp.isfinite(g)):
+            updates, opt_state = opt.update(g, opt_state, w)
+            w = optax.apply_updates(w, updates)
+            counter += 1
+            if counter == period:
+                scale = scale * factor
+                counter = 0
+        else:
+            scale = max(min_scale, scale / factor)
+            counter = 0
+    return jnp.concatenate([jnp.stack(losses), jnp.asarray(scales, jnp.float32)]).astype(jnp.float32)

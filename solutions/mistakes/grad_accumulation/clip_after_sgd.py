@@ -1,0 +1,31 @@
+"""Mistake: I put the clip after sgd in the optax chain, so it clips the momentum update instead of the gradient."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+
+def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, accum_steps):
+    S = jnp.float32(loss_scale)
+    params = jnp.asarray(w, jnp.float32)
+    tx = optax.chain(optax.sgd(lr, momentum=momentum), optax.clip_by_global_norm(max_norm))
+    opt_state = tx.init(params)
+
+    def scaled_loss(p, xb, yb):
+        pred = (xb.astype(jnp.float16) @ p.astype(jnp.float16)).astype(jnp.float32)
+        loss = jnp.mean((pred - yb) ** 2)
+        return loss * S, loss
+
+    grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
+    acc = jnp.zeros_like(params)
+    losses = []
+    for i in range(x.shape[0]):
+        (_, loss), grad = grad_fn(params, x[i], y[i])
+        losses.append(loss)
+        acc = acc + grad
+        if (i + 1) % accum_steps == 0:
+            updates, opt_state = tx.update(acc / (accum_steps * S), opt_state, params)
+            params = optax.apply_updates(params, updates)
+            acc = jnp.zeros_like(params)
+    return jnp.stack(losses).astype(jnp.float32)

@@ -1,0 +1,32 @@
+"""Mistake: I computed the whole loss in fp16 (prediction, residual and mean) and only cast it to fp32 to multiply by the scale."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+
+def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, accum_steps):
+    S = jnp.float32(loss_scale)
+    params = jnp.asarray(w, jnp.float32)
+    tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum))
+    opt_state = tx.init(params)
+
+    def scaled_loss(p, xb, yb):
+        pred16 = xb.astype(jnp.float16) @ p.astype(jnp.float16)
+        loss16 = jnp.mean((pred16 - yb.astype(jnp.float16)) ** 2)
+        loss = loss16.astype(jnp.float32)
+        return loss * S, loss
+
+    grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
+    acc = jnp.zeros_like(params)
+    losses = []
+    for i in range(x.shape[0]):
+        (_, loss), grad = grad_fn(params, x[i], y[i])
+        losses.append(loss)
+        acc = acc + grad
+        if (i + 1) % accum_steps == 0:
+            updates, opt_state = tx.update(acc / (accum_steps * S), opt_state, params)
+            params = optax.apply_updates(params, updates)
+            acc = jnp.zeros_like(params)
+    return jnp.stack(losses).astype(jnp.float32)

@@ -1,0 +1,36 @@
+"""Mistake: I used optax.sgd with nesterov=True, thinking Nesterov is the usual momentum."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+
+def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, accum_steps):
+    S = jnp.float32(loss_scale)
+    params = jnp.asarray(w, jnp.float32)
+    tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum, nesterov=True))
+    opt_state = tx.init(params)
+
+    def scaled_loss(p, xb, yb):
+        pred = jnp.dot(xb.astype(jnp.float16), p.astype(jnp.float16)).astype(jnp.float32)
+        loss = jnp.mean((pred - yb) ** 2)
+        return loss * S, loss
+
+    grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
+
+    @jax.jit
+    def apply(acc, opt_state, params):
+        updates, opt_state = tx.update(acc / (accum_steps * S), opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    acc = jnp.zeros_like(params)
+    losses = []
+    for i in range(x.shape[0]):
+        (_, loss), grad = grad_fn(params, x[i], y[i])
+        losses.append(loss)
+        acc = acc + grad
+        if (i + 1) % accum_steps == 0:
+            params, opt_state = apply(acc, opt_state, params)
+            acc = jnp.zeros_like(params)
+    return jnp.stack(losses)

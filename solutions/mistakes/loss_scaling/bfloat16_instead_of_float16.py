@@ -1,0 +1,28 @@
+"""Mistake: I cast x and the weights to jnp.bfloat16 for the forward pass instead of jnp.float16."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
+    x16 = jnp.asarray(x).astype(jnp.bfloat16)
+    y = jnp.asarray(y, jnp.float32)
+    master = jnp.asarray(w, jnp.float32)
+    S = jnp.float32(loss_scale)
+
+    def scaled_loss(m):
+        pred = (x16 @ m.astype(jnp.bfloat16)).astype(jnp.float32)
+        loss = jnp.mean((pred - y) ** 2)
+        return loss * S, loss
+
+    losses = []
+    for _ in range(num_steps):
+        g, loss = jax.grad(scaled_loss, has_aux=True)(master)
+        losses.append(loss)
+        g = g.astype(jnp.float32) / S
+        n = jnp.sqrt(jnp.sum(g**2))
+        g = jnp.where(n < max_norm, g, g / n * max_norm)
+        master = master - lr * g
+    return jnp.stack(losses)

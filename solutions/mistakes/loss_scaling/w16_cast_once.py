@@ -1,0 +1,29 @@
+"""Mistake: I cast the weights to fp16 once before the loop, so every forward pass uses the initial weights while the fp32 master moves."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
+    x16 = jnp.asarray(x).astype(jnp.float16)
+    y = jnp.asarray(y, jnp.float32)
+    master = jnp.asarray(w, jnp.float32)
+    w16 = master.astype(jnp.float16)
+    S = jnp.float32(loss_scale)
+
+    def scaled_loss(w16):
+        pred = (x16 @ w16).astype(jnp.float32)
+        loss = jnp.mean((pred - y) ** 2)
+        return loss * S, loss
+
+    losses = []
+    for _ in range(num_steps):
+        g16, loss = jax.grad(scaled_loss, has_aux=True)(w16)
+        losses.append(loss)
+        g = g16.astype(jnp.float32) / S
+        n = jnp.sqrt(jnp.sum(g**2))
+        g = jnp.where(n < max_norm, g, g / n * max_norm)
+        master = master - lr * g
+    return jnp.stack(losses)

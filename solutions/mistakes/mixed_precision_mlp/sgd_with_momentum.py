@@ -1,0 +1,40 @@
+"""Mistake: I use optax.sgd(lr, momentum=0.9) because that is what I usually train with, instead of plain SGD."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+
+def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
+    master = {
+        "w1": jnp.asarray(w1, jnp.float32),
+        "b1": jnp.asarray(b1, jnp.float32),
+        "w2": jnp.asarray(w2, jnp.float32),
+        "b2": jnp.asarray(b2, jnp.float32),
+    }
+    x16 = jnp.asarray(pixels).astype(jnp.float16)
+    labels = jnp.asarray(labels)
+    scale = jnp.float32(loss_scale)
+    opt = optax.sgd(lr, momentum=0.9)
+    opt_state = opt.init(master)
+
+    def scaled_loss(params):
+        p16 = jax.tree.map(lambda p: p.astype(jnp.float16), params)
+        hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
+        logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
+        loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+        return loss * scale, loss
+
+    @jax.jit
+    def step(params, opt_state):
+        grads, loss = jax.grad(scaled_loss, has_aux=True)(params)
+        grads = jax.tree.map(lambda g: g / scale, grads)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    losses = []
+    for _ in range(num_steps):
+        master, opt_state, loss = step(master, opt_state)
+        losses.append(loss)
+    return jnp.stack(losses).astype(jnp.float32)
