@@ -139,7 +139,8 @@ def test_a_pitfall_pasted_in_is_named_and_its_series_plotted(learner_copy):
     )
     assert "Stuck? `grade hint dynamic_loss_scaling` shows hint 1 of 3." in text
     html = shown["text/html"]
-    assert "Your outputs are those of the named pitfall 'never_grows': Scale never grows.</strong>" in html
+    named = "Your outputs are those of the named pitfall &#x27;never_grows&#x27;: Scale never grows."
+    assert f"<strong>{named}</strong>" in html
     (image,) = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
     assert base64.b64decode(image).startswith(b"\x89PNG")
 
