@@ -175,7 +175,8 @@ def _mistake_finding(problem: Problem, table: Table, row: Row, blocks: dict[str,
     if row.failure:  # an error on some case: a learner's run fails there, and no pitfall gives an error
         detail = f"fails with an error, never named: {row.failure.splitlines()[0]}"
         return Finding("mistake", row.name, Verdict.OK, detail)
-    worst = row.worst(table.cases)
+    # how clearly it fails where it fails least: the largest ratio of its weakest block
+    worst = min(max(row.ratios.get(i, 0.0) for i in indices) for indices in blocks.values())
     passing = [block for block in blocks if block not in _failing_blocks(row, blocks)]
     if passing:
         detail = f"passes on the cases of {', '.join(passing)}: catch it on every secret, or accept it"
