@@ -18,7 +18,16 @@ from pathlib import Path
 
 from grader.check_files import Finding, Verdict, file_findings, ready_files
 from grader.diagnose import diagnose
-from grader.discrimination import Row, Table, case_blocks, checking_limits, discrimination_tables
+from grader.discrimination import (
+    AIMS,
+    PITFALL_AIM,
+    VARIANT_AIM,
+    Row,
+    Table,
+    case_blocks,
+    checking_limits,
+    discrimination_tables,
+)
 from grader.grading import Grader
 from grader.problems import Course, Problem, pitfall_name
 from grader.protocol import Returned
@@ -27,8 +36,6 @@ from grader.settings import Settings
 from grader.trusted import REFERENCE
 
 DEFAULT_SECRETS = ("check-1", "check-2", "check-3")
-PITFALL_AIM = 10.0  # smallest error ratio of a pitfall on its families
-VARIANT_AIM = 0.5  # largest error ratio of a correct variant
 
 
 @dataclass(frozen=True)
@@ -58,9 +65,7 @@ class ProblemCheck:
         lines = [f"{self.problem.id}: {self.problem.title}  [{summary}]"]
         lines.append(f"  {'':9} {'':{width}}  {'verdict':10}  {'aim':>6}  {'ratio':>9}  detail")
         for f in self.findings:
-            aim = {"pitfall": f">= {PITFALL_AIM:g}", "variant": f"<= {VARIANT_AIM:g}", "mistake": "> 1"}.get(
-                f.kind, ""
-            )
+            aim = AIMS.get(f.kind, "")
             ratio = f"{f.ratio:9.3g}" if f.ratio is not None else ""
             lines.append(f"  {f.kind:9} {f.name:{width}}  {f.verdict:10}  {aim:>6}  {ratio:>9}  {f.detail}")
         if families and self.table is not None:
@@ -177,7 +182,8 @@ def _mistake_finding(problem: Problem, table: Table, row: Row, blocks: dict[str,
         return Finding("mistake", row.name, Verdict.OK, detail)
     # how clearly it fails where it fails least: the largest ratio of its weakest block
     worst = min(max(row.ratios.get(i, 0.0) for i in indices) for indices in blocks.values())
-    passing = [block for block in blocks if block not in _failing_blocks(row, blocks)]
+    failing = _failing_blocks(row, blocks)
+    passing = [block for block in blocks if block not in failing]
     if passing:
         detail = f"passes on the cases of {', '.join(passing)}: catch it on every secret, or accept it"
         return Finding("mistake", row.name, Verdict.FAIL, detail, worst)

@@ -56,7 +56,7 @@ def diagnose(
     cases = list(reference) if cases is None else cases
     if not cases or any(i not in returned or i not in reference for i in cases):
         return Diagnosis([], {})
-    failed = [i for i in cases if not _passes(returned[i], reference[i], problem)]
+    failed = {i for i in cases if not _passes(returned[i], reference[i], problem)}
     if not failed:
         return Diagnosis([], {})
     closeness: dict[str, float] = {}
@@ -69,12 +69,11 @@ def diagnose(
         name = problem.pitfall(label).name
         agrees, differs, worst = [], [], 0.0
         for i in cases:
-            theirs = Returned.from_array(outputs[i])
             if i in failed:
                 same = compare_outputs(returned[i], outputs[i], problem.tolerance, problem.returns)
                 (agrees if same.passed else differs).append(i)
                 worst = max(worst, same.error_ratio)
-            elif not _passes(theirs, reference[i], problem):
+            elif not _passes(Returned.from_array(outputs[i]), reference[i], problem):
                 differs.append(i)  # the learner passed where the pitfall fails
         if not differs:
             closeness[name] = min(worst, closeness.get(name, float("inf")))

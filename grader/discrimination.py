@@ -32,6 +32,9 @@ from grader.trusted import (
 )
 
 CHILDREN = 2  # trusted children computing one table side by side
+PITFALL_AIM = 10.0  # smallest error ratio of a pitfall on its families
+VARIANT_AIM = 0.5  # largest error ratio of a correct variant
+AIMS = {"pitfall": f">= {PITFALL_AIM:g}", "variant": f"<= {VARIANT_AIM:g}", "mistake": "> 1"}  # as printed
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ class Table:
                     row.ratios[c.index] for c in self.cases if c.family == family and c.index in row.ratios
                 ]
                 per_family.append(f"{min(values):.3g}..{max(values):.3g}" if values else "-")
-            aim = {"pitfall": ">= 10", "variant": "<= 0.5", "mistake": "> 1"}[row.kind]
+            aim = AIMS[row.kind]
             if row.kind == "pitfall" and not row.families:
                 aim = "unseen"
             lines.append(

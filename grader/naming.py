@@ -22,7 +22,7 @@ from grader.limits import Limits
 from grader.outcomes import RunOutcome
 from grader.output_cache import practice_store
 from grader.problems import Course, Problem
-from grader.profile_compare import profile_distance, runs_the_mistakes_dtypes
+from grader.profile_compare import profile_distance, profile_made, runs_the_mistakes_dtypes
 from grader.results import ClosestPitfall, MatchedPitfall
 from grader.stored import StoredOutputs
 from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest, arrays
@@ -76,27 +76,22 @@ def name_mistake(
     if not returned:
         return Naming(names)
     paths = course.pitfall_paths(problem)
-    traced = None
-    if paths and course.reference_path(problem).is_file():
-        request = TrustedRequest(problem, {REFERENCE: course.reference_path(problem), **paths}, practice)
-        results = _trusted_outputs(request, limits)
+    files = {REFERENCE: course.reference_path(problem), **paths}
+    if paths and files[REFERENCE].is_file():
+        results = _trusted_outputs(TrustedRequest(problem, files, practice), limits)
         if isinstance(results[REFERENCE], str):
             return Naming(names)  # the broken reference is reported where the submission is compared with it
         reference = arrays(results.pop(REFERENCE))
-
-        files = {REFERENCE: course.reference_path(problem), **paths}
-
-        def traced(labels: list[str]) -> dict[str, dict]:
-            return _trusted_profiles(problem, files, labels, practice, limits)
-
     elif stored is not None:
         results, reference = stored.pitfalls(practice), stored.reference(practice)
+        files = {}  # a learner copy has no pitfall files to trace
     else:
         return Naming(names)
     outputs = {label: arrays(result) for label, result in results.items() if isinstance(result, dict)}
     diagnosis = diagnose(problem, returned, reference, outputs, [case.index for case in practice])
-    diagnosis = _same_dtypes(diagnosis, run.profile, traced)
-    found, tied = _break_tie(diagnosis, run.profile, traced)
+    profiles = _profiles(problem, diagnosis, run.profile, files, practice, limits)
+    diagnosis = _same_dtypes(diagnosis, run.profile, profiles)
+    found, tied = _break_tie(diagnosis, run.profile, profiles)
     named = names + [matched(p) for p in found if matched(p) not in names]
     closest = _closest(diagnosis, practice) if not named else None
     complete = all(case.index in returned for case in practice)  # else no pitfall file's verdicts
@@ -123,28 +118,36 @@ def _trusted_outputs(request: TrustedRequest, limits: Limits) -> dict:
         running.cancel()  # over already: this waits for its folder to go
 
 
-def _trusted_profiles(
-    problem: Problem, paths: dict, labels: list[str], practice: list[Case], limits: Limits
-) -> dict[str, dict]:
-    """The precision profiles of some pitfall files on the practice case the learner's code was traced on."""
+def _profiles(
+    problem: Problem,
+    diagnosis: Diagnosis,
+    learner: dict | None,
+    files: dict,
+    practice: list[Case],
+    limits: Limits,
+) -> dict[str, dict] | None:
+    """The precision profiles of the reference and of every pitfall file that explains the numbers, on the
+    practice case the learner's code was traced on (traced once, then kept in the practice store); None
+    when nothing is named, the learner's code has no profile, or there are no files to trace (a learner
+    copy)."""
+    if not diagnosis.named or not profile_made(learner) or not files:
+        return None
+    labels = [REFERENCE, *(label for pitfall in diagnosis.named for label in diagnosis.labels[pitfall.name])]
     case = next((c for c in practice if c.index == PROFILE_CASE), practice[0])
-    request = TrustedRequest(problem, {label: paths[label] for label in labels}, [], case, tuple(labels))
-    store = practice_store(limits.settings)
-    running = TrustedOutputs([request], limits, profiles=store).start()
+    request = TrustedRequest(problem, {label: files[label] for label in labels}, [], case, tuple(labels))
+    running = TrustedOutputs([request], limits, profiles=practice_store(limits.settings)).start()
     try:
         return {label: running.profile(problem.id, label) or {"error": "none"} for label in labels}
     finally:
         running.cancel()
 
 
-def _same_dtypes(diagnosis: Diagnosis, learner: dict | None, traced) -> Diagnosis:
+def _same_dtypes(diagnosis: Diagnosis, learner: dict | None, profiles: dict[str, dict] | None) -> Diagnosis:
     """The diagnosis without the pitfalls whose files the numbers match but the dtypes do not: where a
     pitfall's file runs other dtypes than the reference, the learner's code must run the file's (a frozen
     forward copy and a gradient divided by S in fp16 give the same numbers; only one divides in fp16)."""
-    if not diagnosis.named or not learner or "error" in learner or traced is None:
+    if profiles is None:
         return diagnosis
-    labels = [label for pitfall in diagnosis.named for label in diagnosis.labels[pitfall.name]]
-    profiles = traced([REFERENCE, *labels])
     kept = {
         pitfall.name: [
             label
@@ -157,17 +160,17 @@ def _same_dtypes(diagnosis: Diagnosis, learner: dict | None, traced) -> Diagnosi
     return Diagnosis(named, {p.name: kept[p.name] for p in named}, diagnosis.nearest)
 
 
-def _break_tie(diagnosis: Diagnosis, learner: dict | None, traced) -> tuple[list, bool]:
+def _break_tie(
+    diagnosis: Diagnosis, learner: dict | None, profiles: dict[str, dict] | None
+) -> tuple[list, bool]:
     """The named pitfalls, the one whose file ran the learner's dtypes first when several explain the
-    numbers; and whether they stay equals (no profile of the learner's code, or none closer than another)."""
+    numbers; and whether they stay equals (no profiles to compare, or none closer than another)."""
     named = diagnosis.named
     if len(named) < 2:
         return named, False
-    if not learner or "error" in learner or traced is None:
+    if profiles is None:
         return named, True
-    labels = [diagnosis.labels[p.name][0] for p in named]
-    profiles = traced(labels)
-    distances = [profile_distance(learner, profiles[label]) for label in labels]
+    distances = [profile_distance(learner, profiles[diagnosis.labels[p.name][0]]) for p in named]
     if any(d is None for d in distances):
         return named, True
     best = min(distances)

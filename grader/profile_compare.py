@@ -165,14 +165,15 @@ def _pairs(profile: dict[str, Any]) -> set[tuple[str, str]]:
     return {(role, sig) for role, sigs in summary.items() if role not in _NOT_COMPARED for sig in sigs}
 
 
-def _made(*profiles: dict[str, Any] | None) -> bool:
-    return all(profile and "error" not in profile and "summary" in profile for profile in profiles)
+def profile_made(*profiles: dict[str, Any] | None) -> bool:
+    """Whether every one of `profiles` was made (not None, not {"error": why})."""
+    return all(bool(profile) and "error" not in profile and "summary" in profile for profile in profiles)
 
 
 def profile_distance(one: dict[str, Any], other: dict[str, Any]) -> int | None:
     """How many (role, signature) pairs one profile has and the other lacks, both ways; None when either
     could not be made. 0: the two ran the same dtypes in every role."""
-    if not _made(one, other):
+    if not profile_made(one, other):
         return None
     return len(_pairs(one) ^ _pairs(other))
 
@@ -181,7 +182,7 @@ def runs_the_mistakes_dtypes(learner: dict | None, pitfall: dict | None, referen
     """Whether the learner's code runs the dtypes of a pitfall's file wherever that file's differ from the
     reference's (it has each signature the file adds, and lacks each one the file lacks); True when a
     profile is missing, since then only the numbers can say."""
-    if not _made(learner, pitfall, reference):
+    if not profile_made(learner, pitfall, reference):
         return True
     ours, theirs = _pairs(learner), _pairs(pitfall)
     return all((pair in ours) == (pair in theirs) for pair in theirs ^ _pairs(reference))

@@ -13,12 +13,12 @@ import numpy as np
 
 from grader.diagnose import Diagnosis, diagnose
 from grader.grading import Grader
-from grader.naming import _break_tie, _same_dtypes
+from grader.naming import Naming, _break_tie, _same_dtypes, naming_note
 from grader.profile_compare import runs_the_mistakes_dtypes
 from grader.protocol import Returned
 from grader.report.json_document import render_json
 from grader.report.plain_text import render_text
-from grader.results import ClosestPitfall, GradeReport, Status
+from grader.results import ClosestPitfall, GradeReport, MatchedPitfall, Status
 
 
 def test_a_pitfall_the_cases_cannot_show_is_never_named(toy_course):
@@ -138,16 +138,16 @@ def test_a_tie_on_the_numbers_goes_to_the_file_that_ran_the_learners_dtypes(toy_
     diagnosis = _tied(toy_course)
     assert [p.name for p in diagnosis.named] == ["forgot_scale", "other"]  # the table's order
     profiles = {"forgot_scale": _profile(FP32_DIVISION), "other": _profile(FP16_DIVISION)}
-    named, tied = _break_tie(diagnosis, _profile(FP16_DIVISION), lambda labels: profiles)
+    named, tied = _break_tie(diagnosis, _profile(FP16_DIVISION), profiles)
     assert ([p.name for p in named], tied) == (["other", "forgot_scale"], False)
 
 
 def test_a_tie_the_dtypes_cannot_break_is_given_as_equals(toy_course):
     diagnosis = _tied(toy_course)
     same = {"forgot_scale": _profile(FP16_DIVISION), "other": _profile(FP16_DIVISION)}
-    assert _break_tie(diagnosis, _profile(FP16_DIVISION), lambda labels: same)[1] is True
-    assert _break_tie(diagnosis, None, lambda labels: same)[1] is True  # no profile of the learner's code
-    assert _break_tie(diagnosis, {"error": "not traced"}, lambda labels: same)[1] is True
+    assert _break_tie(diagnosis, _profile(FP16_DIVISION), same)[1] is True
+    assert _break_tie(diagnosis, None, same)[1] is True  # no profile of the learner's code
+    assert _break_tie(diagnosis, {"error": "not traced"}, same)[1] is True
     assert _break_tie(diagnosis, _profile(FP16_DIVISION), None)[1] is True  # a learner copy: no pitfall files
 
 
@@ -162,14 +162,12 @@ def test_a_pitfall_whose_file_runs_other_dtypes_than_the_learners_code_is_not_na
         "other": _profile(FP32_DIVISION, ("cast", "float32 -> float16")),  # adds a cast the reference lacks
     }
     frozen_copy = _profile(FP32_DIVISION)  # the learner's: the reference's dtypes
-    kept = _same_dtypes(diagnosis, frozen_copy, lambda labels: profiles)
+    kept = _same_dtypes(diagnosis, frozen_copy, profiles)
     assert kept.named == []
     fp16_division = _profile(FP16_DIVISION)
-    assert [p.name for p in _same_dtypes(diagnosis, fp16_division, lambda labels: profiles).named] == [
-        "forgot_scale"
-    ]
+    assert [p.name for p in _same_dtypes(diagnosis, fp16_division, profiles).named] == ["forgot_scale"]
     # without a profile of the learner's code, only the numbers can say
-    assert len(_same_dtypes(diagnosis, None, lambda labels: profiles).named) == 2
+    assert len(_same_dtypes(diagnosis, None, profiles).named) == 2
     assert runs_the_mistakes_dtypes(fp16_division, {"error": "not traced"}, reference)
 
 
@@ -202,3 +200,21 @@ def test_every_report_tells_the_nearest_miss_in_the_same_words(toy_course, write
     assert closest == {"name": "forgot_scale", "title": "Scale forgotten", "agrees": [1, 2], "differs": [3]}
     schema = json.loads((Path(__file__).parent.parent / "schemas" / "grade_report.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(document)
+
+
+def test_every_report_names_tied_pitfalls_as_equals(toy_course, write_submission):
+    failed = Grader(toy_course).grade_file(
+        toy_course.problem("toy"), write_submission("def scaled_sum(x, scale):\n    return x[:2] * 0\n")
+    )
+    lead = MatchedPitfall("forgot_scale", "Scale forgotten", "You returned sum(x).")
+    other = MatchedPitfall("other", "Another", "Also sum(x).")
+    result = replace(failed, pitfall=lead, also_matches=(other,), pitfall_tied=True)
+    text = render_text(GradeReport("practice", (result,)))
+    assert "Your outputs are those of each of these named pitfalls, equally" in text
+    assert "'forgot_scale': Scale forgotten." in text and "'other': Another." in text
+    assert "The same numbers come from" not in text
+    document = json.loads(render_json(GradeReport("practice", (result,))))
+    assert document["problems"][0]["pitfall_tied"] is True
+    assert naming_note(Naming([lead, other], tied=True)) == (
+        "; this matches the named pitfalls 'forgot_scale' and 'other', equally"
+    )
