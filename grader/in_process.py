@@ -4,9 +4,10 @@ why only practice cases come here."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from grader.cases import Case
@@ -15,11 +16,32 @@ from grader.outcomes import CaseOutcome, RunOutcome
 from grader.problems import Problem
 from grader.profile import profile
 from grader.protocol import decode_profile, decode_raised, decode_returned
+from grader.settings import jax_platforms
 
 
 def _source(fn: Callable) -> Path:
     """The file a function object was defined in (a notebook cell's own file name, in a kernel)."""
     return Path(getattr(getattr(fn, "__code__", None), "co_filename", "<notebook>"))
+
+
+@contextlib.contextmanager
+def grading_device() -> Iterator[None]:
+    """Runs what it holds on the CPU unless GRADE_BACKEND=native: the outputs a notebook compares with were
+    made on the CPU, and the cases' margins were measured there (README, Platforms). On a GPU runtime the
+    learner's function would otherwise run on the GPU, where correct answers of several problems fail.
+    The learner's code imported jax already; this imports nothing new where it did not."""
+    if jax_platforms() != "cpu":
+        yield
+        return
+    import jax
+
+    try:
+        cpu = jax.devices("cpu")[0]
+    except RuntimeError:  # a runtime without the CPU backend (JAX_PLATFORMS=cuda in the kernel)
+        yield
+        return
+    with jax.default_device(cpu):
+        yield
 
 
 def call_in_process(problem: Problem, fn: Callable, cases: list[Case]) -> RunOutcome:
@@ -28,15 +50,16 @@ def call_in_process(problem: Problem, fn: Callable, cases: list[Case]) -> RunOut
     source, harness = _source(fn), load_harness(str(problem.harness_path or ""))
     scratch = Path(tempfile.mkdtemp(prefix="grade-")) if harness else None
     try:
-        for case in cases:
-            folder = scratch / f"case-{case.index}" if scratch else None
-            ran = call_case(fn, case.inputs, source, harness, folder)
-            outcome.cases[case.index] = CaseOutcome(
-                index=case.index,
-                seconds=ran["seconds"],
-                returned=decode_returned(ran["returned"]) if "returned" in ran else None,
-                raised=decode_raised(ran["raised"]) if "raised" in ran else None,
-            )
+        with grading_device():
+            for case in cases:
+                folder = scratch / f"case-{case.index}" if scratch else None
+                ran = call_case(fn, case.inputs, source, harness, folder)
+                outcome.cases[case.index] = CaseOutcome(
+                    index=case.index,
+                    seconds=ran["seconds"],
+                    returned=decode_returned(ran["returned"]) if "returned" in ran else None,
+                    raised=decode_raised(ran["raised"]) if "raised" in ran else None,
+                )
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -48,7 +71,8 @@ def trace_in_process(problem: Problem, fn: Callable, case: Case) -> dict:
     source, harness = _source(fn), load_harness(str(problem.harness_path or ""))
     folder = Path(tempfile.mkdtemp(prefix="grade-profile-"))
     try:
-        return decode_profile(profile(fn, case.inputs, source, harness, folder))
+        with grading_device():
+            return decode_profile(profile(fn, case.inputs, source, harness, folder))
     except Exception as exc:  # advice only: never the grade's end
         return {"error": f"{type(exc).__name__}: {exc}"[:300]}
     finally:

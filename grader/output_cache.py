@@ -25,7 +25,7 @@ import numpy as np
 
 from grader.cases import Case
 from grader.packages import installed_packages
-from grader.settings import PASSED_ENV, Settings
+from grader.settings import PASSED_ENV, Settings, jax_platforms
 
 DEVICE_ENV = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS", "JAX_DEFAULT_MATMUL_PRECISION")
 assert set(DEVICE_ENV) <= set(PASSED_ENV), "the children see the variables the key is made of"
@@ -43,7 +43,9 @@ def _installed() -> tuple[str, ...]:
 def platform_fingerprint() -> str:
     """Returns a digest of what decides the numbers besides the code and the inputs."""
     parts = [platform.python_version(), platform.machine(), *_installed()]
-    parts += [f"{name}={os.environ.get(name, '')}" for name in DEVICE_ENV]
+    device = {name: os.environ.get(name, "") for name in DEVICE_ENV}
+    device["JAX_PLATFORMS"] = jax_platforms() or ""  # what the children run with, not this process's
+    parts += [f"{name}={device[name]}" for name in DEVICE_ENV]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

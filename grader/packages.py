@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import os
+
+from grader.settings import jax_platforms
 
 
 @functools.cache
@@ -24,6 +25,7 @@ def gpu_plugin_installed() -> bool:
 
 
 def may_use_gpu() -> bool:
-    """Whether JAX may run on a GPU here: a GPU plugin is installed, and JAX_PLATFORMS says not cpu only."""
-    platforms = os.environ.get("JAX_PLATFORMS", "")
+    """Whether JAX may run on a GPU in a child: a GPU plugin is installed, and the children's JAX_PLATFORMS
+    (grader/settings.py: the CPU unless GRADE_BACKEND=native) says not cpu only."""
+    platforms = jax_platforms() or ""
     return gpu_plugin_installed() and not (platforms and set(platforms.split(",")) == {"cpu"})

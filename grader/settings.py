@@ -21,6 +21,7 @@ SANDBOX_ENV = "GRADE_SANDBOX"  # a command that runs learner code in an OS sandb
 LANDLOCK_ENV = "GRADE_LANDLOCK"  # "off": learner children do not restrict themselves with Landlock
 REQUIRE_SANDBOX_ENV = "GRADE_REQUIRE_SANDBOX"  # "1": grade nothing where no sandbox held
 COURSE_ROOT_ENV = "GRADE_COURSE_ROOT"  # the course to use, wherever the command runs
+BACKEND_ENV = "GRADE_BACKEND"  # "cpu" (default): children run JAX on the CPU; "native": where JAX chooses
 UNPROTECTED_ENV = "GRADE_TEST_UNPROTECTED"  # tests only: protections switched off, to show what each holds
 # What keeps a hostile submission from passing or touching another learner's result, each switchable off
 # (GRADE_TEST_UNPROTECTED=name,name) only so that the tests can show the old behaviour it prevents. Every
@@ -45,6 +46,19 @@ PASSED_ENV = (
     "XLA_FLAGS",
     "JAX_DEFAULT_MATMUL_PRECISION",
 )
+BACKENDS = ("cpu", "native")
+
+
+def jax_platforms(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The JAX_PLATFORMS every child runs with (None: unset, JAX chooses). By default the CPU, whatever
+    JAX_PLATFORMS says: the margins of every family were measured there (README, Platforms), and on a GPU
+    correct variants of several problems fail. GRADE_BACKEND=native leaves the choice to JAX_PLATFORMS."""
+    backend = environ.get(BACKEND_ENV, "").strip().lower() or "cpu"
+    if backend not in BACKENDS:
+        raise CourseError(f"{BACKEND_ENV} is {environ[BACKEND_ENV]!r}: it is cpu (the default) or native")
+    return "cpu" if backend == "cpu" else environ.get("JAX_PLATFORMS") or None
+
+
 # How a GPU's memory is taken: by default a child asks for what it uses, not 75% of the card up front (a
 # preallocating child holds 4 GiB of host memory, over the default limit, and leaves nothing to the next).
 ALLOCATOR_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_MEM_FRACTION": None}
@@ -126,6 +140,9 @@ class Settings:
         """The environment of a child (`learner` None: the course's own code): the backend and locale
         variables (as they are when the child starts), a private home, the compilation cache."""
         env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+        env.pop("JAX_PLATFORMS", None)
+        if jax_platforms():  # the CPU unless GRADE_BACKEND=native
+            env["JAX_PLATFORMS"] = jax_platforms()
         for name, default in ALLOCATOR_ENV.items():
             value = os.environ.get(name, default)
             if value is not None:

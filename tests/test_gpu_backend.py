@@ -10,13 +10,16 @@ import contextlib
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from grader import packages, sandbox
+from grader import grade_function, packages, sandbox
+from grader.errors import CourseError
 from grader.grading import Grader
 from grader.limits import Limits
+from grader.output_cache import platform_fingerprint
 from grader.results import Status
-from grader.settings import Settings
+from grader.settings import Settings, jax_platforms
 
 FOLDER = Path(__file__).parent / "submissions"
 
@@ -31,12 +34,77 @@ FOLDER = Path(__file__).parent / "submissions"
         (True, "cpu,cuda", True),
     ],
 )
-def test_a_gpu_may_be_used_where_a_plugin_is_installed_and_jax_platforms_allows_it(
+def test_with_grade_backend_native_a_gpu_may_be_used_where_a_plugin_is_installed_and_jax_platforms_allows_it(
     monkeypatch, plugin, platforms, expected
 ):
     monkeypatch.setattr(packages, "gpu_plugin_installed", lambda: plugin)
     monkeypatch.setenv("JAX_PLATFORMS", platforms)
+    monkeypatch.setenv("GRADE_BACKEND", "native")
     assert packages.may_use_gpu() is expected
+    monkeypatch.delenv("GRADE_BACKEND")  # the default: every child on the CPU, whatever JAX_PLATFORMS says
+    assert packages.may_use_gpu() is False
+
+
+@pytest.mark.parametrize(
+    ("backend", "platforms", "expected"),
+    [
+        (None, None, "cpu"),
+        (None, "cuda", "cpu"),
+        ("cpu", "cuda", "cpu"),
+        ("native", "cuda", "cuda"),
+        ("native", None, None),
+        (" Native ", "cpu,cuda", "cpu,cuda"),
+    ],
+)
+def test_children_run_on_the_cpu_unless_grade_backend_is_native(
+    monkeypatch, tmp_path, backend, platforms, expected
+):
+    for name, value in (("GRADE_BACKEND", backend), ("JAX_PLATFORMS", platforms)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    assert jax_platforms() == expected
+    for learner in ("someone", None):  # the learner's child and the course's own
+        env = Settings().child_environment(tmp_path, learner=learner, sandboxed=False)
+        assert env.get("JAX_PLATFORMS") == expected
+
+
+def test_an_unknown_grade_backend_is_refused_with_the_values_it_takes(monkeypatch):
+    monkeypatch.setenv("GRADE_BACKEND", "gpu")
+    with pytest.raises(CourseError, match="cpu \\(the default\\) or native"):
+        jax_platforms()
+
+
+def test_stored_outputs_are_keyed_by_the_backend_the_children_run_on(monkeypatch):
+    monkeypatch.delenv("GRADE_BACKEND", raising=False)
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+    on_cpu = platform_fingerprint()
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    assert platform_fingerprint() == on_cpu  # the children still run on the CPU
+    monkeypatch.setenv("GRADE_BACKEND", "native")
+    assert platform_fingerprint() != on_cpu
+
+
+@pytest.mark.parametrize(("backend", "device"), [(None, "cpu"), ("native", None)])
+def test_a_notebooks_function_is_graded_on_the_cpu_unless_grade_backend_is_native(
+    toy_course, monkeypatch, backend, device
+):
+    import jax
+
+    if backend is None:
+        monkeypatch.delenv("GRADE_BACKEND", raising=False)
+    else:
+        monkeypatch.setenv("GRADE_BACKEND", backend)
+    seen = []
+
+    def scaled_sum(x, scale):
+        seen.append(jax.config.jax_default_device)
+        return np.array([x.sum() * scale, x.max()], dtype=np.float32)
+
+    assert grade_function("toy", scaled_sum).status is Status.PASS
+    assert seen and all(getattr(d, "platform", d) == device for d in seen)
+    assert jax.config.jax_default_device is None  # and put back after the calls
 
 
 @pytest.mark.parametrize(("gpu", "mode"), [(False, ["isolate"]), (True, ["gpu"])])
