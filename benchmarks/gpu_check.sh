@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The course's verdicts on a GPU: `grade check` of every problem (the reference passes, every pitfall lands
 # at 10 or more tolerances and is named, every correct variant within half a tolerance) with jax on its
-# default backend, on a machine whose Python already has jax with CUDA, flax, optax and orbax (the checkout
+# default backend (GRADE_BACKEND=native: the grader's children otherwise run on the CPU), on a machine whose Python already has jax with CUDA, flax, optax and orbax (the checkout
 # is imported from where it is, nothing installed). Writes what it measured to $OUT (default ./gpu-check).
 #   bash benchmarks/gpu_check.sh [SECRETS]
 set -u
 out="${OUT:-gpu-check}"; mkdir -p "$out"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 GRADE_BACKEND=native
 python3 - <<'PY' 2>&1 | tee "$out/platform.txt"
 import platform, jax, flax, optax, numpy
 print("python", platform.python_version(), "jax", jax.__version__, "flax", flax.__version__,
