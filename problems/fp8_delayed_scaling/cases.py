@@ -1,9 +1,10 @@
 """Public case generator for fp8_delayed_scaling (numpy only: the secret is the seed, not this code).
 
 Every case trains the same shapes: T = 12 steps, batches of B = 16 rows, D_IN = 8 features, D_OUT = 4
-outputs, so B * D_OUT = 64 is a power of two and 2 / 64 is exact. The features are continuous random
-fp32 values whose standard deviation is 2**-4.5 to 2**-2.5, so the amaxes sit far below the fp8 ranges
-and the scales after step 0 are far from 1 (s_x * s_w at least 2**5, s_x * s_g at least 2**17, measured).
+outputs, so B * D_OUT = 64 is a power of two and 2 / 64 is exact. The features (but in `rounding_ties`)
+are continuous random fp32 values whose standard deviation is 2**-4.5 to 2**-2.5, so the amaxes sit far
+below the fp8 ranges and the scales after step 0 are far from 1 (s_x * s_w at least 2**5, s_x * s_g at
+least 2**17, measured).
 
 - `steady`: batches of one size throughout, margin 0.
 - `activation_spike`: at one step t0 (3 to 5) a single feature of a single row is 2**6 to 2**7 times
@@ -30,10 +31,15 @@ and the scales after step 0 are far from 1 (s_x * s_w at least 2**5, s_x * s_g a
 - `subnormal_gradients`: targets so small that every gradient of step 0, whose s_g is 1, lies below
   2**-15.4, in e5m2's subnormal range (steps of 2**-16): e5m2 rounds most of them to 0 or +-2**-16, where
   float8_e5m2fnuz (steps of 2**-17) or no quantisation keeps more, and the first update differs.
+- `rounding_ties`: s_x is 2**13 or 2**15 from step 1 on (every step's amax is the same) and every
+  feature times s_x is exactly a midpoint between two e4m3 values, which the exact scale rounds to the
+  even neighbour. XLA's float32 exp2 is off by about 4.8e-7 relative at these exponents, so a scale from
+  jnp.exp2 sends about half the features to the other neighbour, a whole fp8 step away (its features are
+  small, 84 * 2**-15 to 84 * 2**-13 at most, and its learning rate large, 2**14 to 2**20).
 
-The margin is 0 in `steady`, 0 to 2 in `scale_boundaries` and 1 or 2 elsewhere. history_len is 2, 3 or
-4. The learning rate is a power of two, so lr * dW is exact and fused multiply-adds cannot change the
-weights.
+The margin is 0 in `steady`, 0 to 2 in `scale_boundaries`, 2 in `rounding_ties` and 1 or 2 elsewhere.
+history_len is 2, 3 or 4. The learning rate is a power of two, so lr * dW is exact and fused multiply-adds
+cannot change the weights.
 """
 
 from __future__ import annotations
@@ -192,6 +198,45 @@ def subnormal_gradients(rng: np.random.Generator) -> dict[str, object]:
     }
 
 
+def _e4m3_midpoints() -> np.ndarray:
+    """The midpoints between neighbouring float8_e4m3fn values from 0 to 448 (2**-10 the first), ascending."""
+    subnormals = np.arange(8) * 2.0**-9
+    normals = np.array([(1.0 + j / 8.0) * 2.0**e for e in range(-6, 9) for j in range(8)])
+    grid = np.concatenate([subnormals, normals[normals <= 448.0]])
+    return (grid[:-1] + grid[1:]) / 2.0
+
+
+def rounding_ties(rng: np.random.Generator) -> dict[str, object]:
+    """Every feature times s_x is an e4m3 rounding midpoint, and s_x is 2**13 or 2**15 from step 1 on.
+
+    margin = 2 and n in {13, 15}; every step has one feature +-84 * 2**-n, the largest, so from step 1 on
+    max(hist_x) is that, k = floor(log2(448 / (84 * 2**-n))) = n + 2 and s_x = 2**n (84 = 0.75 * 448 / 4
+    keeps log2 of the ratio 0.415 away from an integer). The other features are normal (standard deviation
+    2**-2.5 to 2**-1.5 of 84, times 2**-n, clipped to 0.85 of it) moved to the nearest e4m3 midpoint times
+    2**-n, so x * s_x is exactly a midpoint and the cast rounds it to the even neighbour. XLA's float32 exp2
+    is off by about 4.8e-7 relative at 13, 15, 17 and -13, -15 (the same on both declared platforms): a
+    scale from jnp.exp2 (of k - margin, of k, or of the inverse scale's exponent) is not a power of two,
+    x * s_x lands just off the midpoint, and about half the features round to the other neighbour, a whole
+    fp8 step away; every loss from step 1 on moves (ratio 100 or more over 300 cases, measured). The
+    margin is 2 so that k itself (15 or 17) is inexact too (exp2 is exact at 14 and 16), and so that
+    jnp.exp2(k) / 2**margin is caught as well.
+    """
+    n, margin = int(rng.choice([13, 15])), 2
+    top = 84.0  # largest |x| * s_x: 0.75 * 448 / 2**margin, a midpoint (between 80 and 88)
+    sigma = top * 2.0 ** rng.uniform(-2.5, -1.5)
+    scaled = np.clip(rng.normal(scale=sigma, size=(T, B, D_IN)), -0.85 * top, 0.85 * top)
+    midpoints = _e4m3_midpoints()
+    scaled = np.sign(scaled) * midpoints[np.abs(np.abs(scaled)[..., None] - midpoints).argmin(axis=-1)]
+    for t in range(T):
+        scaled[t, rng.integers(B), rng.integers(D_IN)] = _signs(rng) * top
+    x = scaled * 2.0**-n
+    w_true = rng.normal(scale=rng.uniform(0.5, 1.0), size=(D_IN, D_OUT))
+    y = x @ w_true
+    y += rng.normal(scale=0.02 * float(np.sqrt(np.mean(y**2))), size=y.shape)
+    w0 = rng.normal(scale=0.1 * float(np.sqrt(np.mean(w_true**2))), size=(D_IN, D_OUT))
+    return _case(rng, {"x": x, "y": y, "w": w0}, x, margin=margin)
+
+
 FAMILIES = {
     "steady": steady,
     "activation_spike": activation_spike,
@@ -199,4 +244,5 @@ FAMILIES = {
     "activation_drop": activation_drop,
     "scale_boundaries": scale_boundaries,
     "subnormal_gradients": subnormal_gradients,
+    "rounding_ties": rounding_ties,
 }
