@@ -63,9 +63,9 @@ def export_course(
     write_notebooks(learner_copy.problems(), dest / NOTEBOOKS_DIR, notebook_install)
     made_with = _versions()
     lines = []
-    practice = practice_outputs(course, course.problems(), limits or Limits())  # one child for all
-    for problem_id, done in practice.items():
-        write_stored(learner_copy.problem(problem_id), done.cases, done.outputs, made_with, done.profile)
+    practice = practice_outputs(course, course.problems(), limits or Limits(), trace_pitfalls=True)
+    for problem_id, done in practice.items():  # one trusted child computed them all
+        write_stored(learner_copy.problem(problem_id), done.cases, done.outputs, made_with, done.profiles)
         lines.append(
             f"{problem_id}: {len(done.cases)} practice cases, outputs of the reference and "
             f"{len(done.outputs) - 1} pitfall files stored"

@@ -89,7 +89,10 @@ def name_mistake(
         return Naming(names)
     outputs = {label: arrays(result) for label, result in results.items() if isinstance(result, dict)}
     diagnosis = diagnose(problem, returned, reference, outputs, [case.index for case in practice])
-    profiles = _profiles(problem, diagnosis, run.profile, files, practice, limits)
+    if files:
+        profiles = _profiles(problem, diagnosis, run.profile, files, practice, limits)
+    else:
+        profiles = _stored_profiles(diagnosis, run.profile, stored, practice)
     diagnosis = _same_dtypes(diagnosis, run.profile, profiles)
     found, tied = _break_tie(diagnosis, run.profile, profiles)
     named = names + [matched(p) for p in found if matched(p) not in names]
@@ -128,8 +131,7 @@ def _profiles(
 ) -> dict[str, dict] | None:
     """The precision profiles of the reference and of every pitfall file that explains the numbers, on the
     practice case the learner's code was traced on (traced once, then kept in the practice store); None
-    when nothing is named, the learner's code has no profile, or there are no files to trace (a learner
-    copy)."""
+    when nothing is named or the learner's code has no profile (a learner copy: `_stored_profiles`)."""
     if not diagnosis.named or not profile_made(learner) or not files:
         return None
     labels = [REFERENCE, *(label for pitfall in diagnosis.named for label in diagnosis.labels[pitfall.name])]
@@ -140,6 +142,19 @@ def _profiles(
         return {label: running.profile(problem.id, label) or {"error": "none"} for label in labels}
     finally:
         running.cancel()
+
+
+def _stored_profiles(
+    diagnosis: Diagnosis, learner: dict | None, stored: StoredOutputs | None, practice: list[Case]
+) -> dict[str, dict] | None:
+    """In a learner copy: the profiles of the reference and of the pitfall files that explain the numbers,
+    as `grade export` stored them (their summaries); None where one of them is missing."""
+    if stored is None or not diagnosis.named or not profile_made(learner):
+        return None
+    case = next((c for c in practice if c.index == PROFILE_CASE), practice[0])
+    found = stored.profiles(case)
+    labels = [REFERENCE, *(label for pitfall in diagnosis.named for label in diagnosis.labels[pitfall.name])]
+    return {label: found[label] for label in labels} if all(label in found for label in labels) else None
 
 
 def _same_dtypes(diagnosis: Diagnosis, learner: dict | None, profiles: dict[str, dict] | None) -> Diagnosis:

@@ -20,7 +20,9 @@ from grader.problems import Course, Problem
 from grader.trusted import REFERENCE, Outputs, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
 
 
-def _requests(course: Course, problems: list[Problem], secret: str | None) -> list[TrustedRequest]:
+def _requests(
+    course: Course, problems: list[Problem], secret: str | None, trace_pitfalls: bool = False
+) -> list[TrustedRequest]:
     requests = []
     for problem in problems:
         paths = {REFERENCE: course.reference_path(problem)}
@@ -29,24 +31,31 @@ def _requests(course: Course, problems: list[Problem], secret: str | None) -> li
         if secret is None:
             paths |= course.pitfall_paths(problem)
         cases = make_cases(problem, secret)
-        requests.append(TrustedRequest(problem, paths, cases, None if secret else cases[PROFILE_CASE]))
+        traced = tuple(paths) if trace_pitfalls else (REFERENCE,)
+        profile_case = None if secret else cases[PROFILE_CASE]
+        requests.append(TrustedRequest(problem, paths, cases, profile_case, traced))
     return requests
 
 
 @dataclass(frozen=True)
 class Practice:
     """One problem's practice cases, the outputs of the reference and every pitfall file on them (by label),
-    and the reference's precision profile on case PROFILE_CASE ({"error": ...} if it could not be made)."""
+    and the reference's precision profile on case PROFILE_CASE ({"error": ...} if it could not be made);
+    with `trace_pitfalls`, every pitfall file's profile there too (`profiles`, by label)."""
 
     cases: list[Case]
     outputs: dict[str, Outputs]
     profile: dict | None
+    profiles: dict[str, dict] | None = None
 
 
-def practice_outputs(course: Course, problems: list[Problem], limits: Limits) -> dict[str, Practice]:
+def practice_outputs(
+    course: Course, problems: list[Problem], limits: Limits, trace_pitfalls: bool = False
+) -> dict[str, Practice]:
     """Each problem's `Practice` (by problem id), from the practice store or computed in one trusted child
-    and kept there; CourseError when a file of the course fails."""
-    requests = _requests(course, problems, None)
+    and kept there; CourseError when a file of the course fails. `trace_pitfalls`: the pitfall files'
+    precision profiles too, which a learner copy needs to name a mistake as the course does."""
+    requests = _requests(course, problems, None, trace_pitfalls)
     store = practice_store(limits.settings)
     running = TrustedOutputs(requests, limits, store, profiles=store).start()
     practice = {}
@@ -58,7 +67,8 @@ def practice_outputs(course: Course, problems: list[Problem], limits: Limits) ->
                 failed = request.paths[label]
                 raise CourseError(f"the pitfall file {failed} failed on a practice case:\n{why}")
         profile = running.reference_profile(request.problem.id)
-        practice[request.problem.id] = Practice(request.cases, results, profile)
+        profiles = {label: running.profile(request.problem.id, label) for label in request.traced}
+        practice[request.problem.id] = Practice(request.cases, results, profile, profiles)
     return practice
 
 

@@ -44,11 +44,12 @@ def write_stored(
     cases: list[Case],
     outputs: dict[str, Outputs],
     made_with: dict[str, str],
-    profile: dict | None = None,
+    profiles: dict[str, dict] | None = None,
 ) -> Path:
     """Writes the outputs of the reference (label REFERENCE) and the pitfall files on `cases`, and the
-    summary of the reference's precision profile on case PROFILE_CASE (which dtypes each role ran in: no
-    line of the solution)."""
+    summaries of their precision profiles on case PROFILE_CASE, by label (which dtypes each role ran in: no
+    line of any file): the reference's to show a failed answer where its dtypes differ, the pitfall files'
+    to name a mistake as the course does where pitfalls give the same numbers."""
     document = {
         "format": STORED_FORMAT,
         "problem": problem.id,
@@ -62,8 +63,12 @@ def write_stored(
             for label, by_case in outputs.items()
         },
     }
-    if profile and "summary" in profile:
-        document["reference_profile"] = {"case": PROFILE_CASE, "summary": profile["summary"]}
+    made = {label: profile for label, profile in (profiles or {}).items() if profile and "summary" in profile}
+    summaries = {label: profile["summary"] for label, profile in made.items()}
+    if REFERENCE in summaries:
+        document["reference_profile"] = {"case": PROFILE_CASE, "summary": summaries.pop(REFERENCE)}
+    if summaries:
+        document["pitfall_profiles"] = {"case": PROFILE_CASE, "summaries": summaries}
     path = stored_path(problem)
     path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     return path
@@ -87,6 +92,7 @@ class StoredOutputs:
             raise CourseError(f"{path}: cannot be read ({exc}); export the course again") from None
         self.path = path
         self.profile = document.get("reference_profile")
+        self.pitfall_profile = document.get("pitfall_profiles")
 
     def _check(self, cases: list[Case]) -> None:
         for case in cases:
@@ -108,6 +114,20 @@ class StoredOutputs:
         if not isinstance(stored, dict) or stored.get("case") != case.index:
             return None
         return {"entries": [], "summary": stored.get("summary") or {}}
+
+    def profiles(self, case: Case) -> dict[str, dict]:
+        """The precision profiles (their summaries) of the reference and the pitfall files on `case`, by
+        label, as far as the export stored them."""
+        found = {}
+        reference = self.reference_profile(case)
+        if reference is not None:
+            found[REFERENCE] = reference
+        stored = self.pitfall_profile
+        if isinstance(stored, dict) and stored.get("case") == case.index:
+            for label, summary in (stored.get("summaries") or {}).items():
+                if isinstance(summary, dict):
+                    found[label] = {"entries": [], "summary": summary}
+        return found
 
     def pitfalls(self, cases: list[Case]) -> dict[str, dict[int, np.ndarray]]:
         """Returns every stored pitfall file's outputs on `cases`, by label (`name` or `name--form`)."""

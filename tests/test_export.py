@@ -91,7 +91,7 @@ def test_the_real_course_exports_and_its_copy_grades_with_its_own_grader(tmp_pat
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1800,
     )
     assert exported.returncode == 0, exported.stderr
     assert {p.name for p in dest.iterdir()} == {
@@ -118,6 +118,12 @@ def test_the_real_course_exports_and_its_copy_grades_with_its_own_grader(tmp_pat
     assert passed.returncode == 0, passed.stdout + passed.stderr
     failed = grade(problem, "--submission", str(pitfall))
     assert failed.returncode == 1 and "named pitfall 'final_loss_in_fp32'" in failed.stdout
+    # Pitfalls that give the same numbers are told apart by the dtypes their files ran, which the export
+    # stored (summaries only): bf16_master_copy and params_left_fp32 agree on every practice case.
+    tied = grade(problem, "--submission", str(pitfall.with_name("bf16_master_copy.py")))
+    assert "named pitfall 'bf16_master_copy'" in tied.stdout and "equally" not in tied.stdout, tied.stdout
+    document = json.loads((dest / "problems" / problem / "expected.json").read_text())
+    assert {"bf16_master_copy", "params_left_fp32"} <= set(document["pitfall_profiles"]["summaries"])
     # The reference's precision profile travels as a summary, without a line of the solution, and the
     # copy compares a failed answer's dtypes with it.
     stored = json.loads((dest / "problems" / problem / "expected.json").read_text())["reference_profile"]

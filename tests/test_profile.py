@@ -102,6 +102,9 @@ NOT_ABOUT_DTYPES = {  # (problem, pitfall file): why no dtype difference is expe
             "history_rolled_before_use--x_and_w",
             "margin_ignored",
             "no_saturation",
+            "scale_from_exp2",  # float32 either way: exp2's last bits, not a dtype
+            "scale_from_exp2--exp2_of_k",
+            "scale_from_exp2--inverse_scale",
             "scale_not_inverted",
             "zero_history_unguarded",
         )

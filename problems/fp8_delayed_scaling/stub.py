@@ -31,7 +31,7 @@ def train_fp8_delayed_scaling(
     # TODO 3: quantise: clip(v * s, -fp8_max, fp8_max), then cast (float8_e4m3fn: 448, float8_e5m2: 57344).
     # TODO 4: each step: the three scales from the histories as they are; x8, w8 in e4m3; pred = (x8 @ w8
     #         accumulated in float32) / (s_x * s_w); loss = mean((pred - y[t]) ** 2).
-    # TODO 5: g = 2 * (pred - y[t]) / g.size; g8 in e5m2; dW = (x8^T @ g8 in float32) / (s_x * s_g);
+    # TODO 5: g = 2 * (pred - y[t]) / pred.size; g8 in e5m2; dW = (x8^T @ g8 in float32) / (s_x * s_g);
     #         W = W - lr * dW.
     # TODO 6: only now push max|x[t]|, max|W used this step| and max|g| into the front of their histories.
     # TODO 7: return jnp.concatenate([losses, s_x, s_w, s_g]) as float32.
