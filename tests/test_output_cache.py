@@ -83,8 +83,11 @@ def test_another_jax_version_or_backend_misses_the_cache(toy_course, cache, monk
     assert _needs_a_run(toy_course), "another JAX version"
     monkeypatch.setattr(output_cache, "_installed", lambda: installed)
     monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    assert not _needs_a_run(toy_course), "the children still run on the CPU (GRADE_BACKEND=cpu by default)"
+    monkeypatch.setenv("GRADE_BACKEND", "native")
     assert _needs_a_run(toy_course), "another backend"
     monkeypatch.delenv("JAX_PLATFORMS")
+    monkeypatch.delenv("GRADE_BACKEND")
     assert not _needs_a_run(toy_course)
 
 
