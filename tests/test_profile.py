@@ -94,6 +94,10 @@ NOT_ABOUT_DTYPES = {  # (problem, pitfall file): why no dtype difference is expe
             "schedule_restarted",
         )
     },
+    **{  # one fp16 product over the K * B rows of a window: the same dtypes, rounded once instead of K times
+        ("grad_accumulation", name): _SAME_DTYPES
+        for name in ("window_as_one_product", "window_as_one_product--summed_losses")
+    },
     **{  # the delayed scales: which amaxes they come from, and how they are applied
         ("fp8_delayed_scaling", name): _SAME_DTYPES
         for name in (

@@ -2,9 +2,9 @@
 
 Every case is a linear least-squares task cut into M = 24 micro-batches of B = 64 rows and D = 8 features,
 `y = x @ w_target + noise`, trained from `w = w_target + offset`. The features lie on the fp16 grid (the cast
-to fp16 is exact), the learning rate is a power of two near a quarter of 1 / curvature (`near_fit`: an
-eighth), the momentum is 0.5, and the loss scale and K are powers of two, so every division by K, by S and by
-K * S is exact.
+to fp16 is exact; `near_fit`: on a grid of 1/8), the learning rate is a power of two near a quarter of
+1 / curvature (`near_fit`: an eighth), the momentum is 0.5, and the loss scale and K are powers of two, so
+every division by K, by S and by K * S is exact.
 
 Families:
 - unclipped: features of size 1, weights of size 2**-8, S = 2**16..2**18; max_norm = 1 is never reached.
@@ -20,9 +20,18 @@ Families:
   the first steps are clipped; S is small (2**8..2**10).
 - tiny_gradients: features of size 2**-10, so the unscaled gradients (about 2**-23) lie in fp16's subnormal
   range; a learning rate of 2**16 or 2**17 makes them count.
-- near_fit: weights of size 2**-2 started about 2**-11 from the fit (a few fp16 steps of the weights), noise
-  2**-13, K = 2, lr = 1/16: the residuals are as small as the fp16 rounding of pred, so that rounding shows
-  in every loss, and every update is a fraction of the fp16 spacing of the weights."""
+- near_fit: weights of size 1/8 to 1/2 started about 2**-11 from the fit (a few fp16 steps of the weights),
+  noise 2**-13, K = 2, lr = 1/16: the residuals are as small as the fp16 rounding of pred, so that rounding
+  shows in every loss, and every update is a fraction of the fp16 spacing of the weights. The features, the
+  weights and the targets sit on grids coarse enough that every sum inside an fp16 product is exact in fp32,
+  so the order in which a platform adds (which moved these losses by up to 8 tolerances with features on the
+  fp16 grid) cannot change a rounding.
+- cancelling_outliers: K = 2, ordinary data of size 2**-10, S = 2**7 or 2**8, but row 0 of both micro-batches
+  of the first window is an outlier: the same features (+-1) and opposite targets +-T. Each of those two
+  micro-batch gradients, scaled, is exactly -+24576 in every coordinate plus the other rows' gradient (at most
+  2, a quarter of half the fp16 spacing at 24576), so fp16 rounds each to the outlier's part alone and the two
+  cancel: the recipe's first step is exactly zero. One fp16 product over the whole window adds the outliers'
+  parts first and keeps the rest, so it takes a real first step and its later losses are far lower."""
 
 from __future__ import annotations
 
@@ -153,11 +162,59 @@ def tiny_gradients(rng: np.random.Generator) -> dict[str, object]:
 
 
 def near_fit(rng: np.random.Generator) -> dict[str, object]:
-    """Weights of size 1/4 within a few fp16 steps of the fit, tiny noise: fp16 rounding is the signal."""
-    size = 2.0**-2
-    offset = 2.0**-11 * rng.standard_normal(FEATURES)
-    x, y, w = _regression(rng, feature_size=1.0, weight_size=size, offset=offset, noise=2.0**-11)
+    """Weights of size 1/8 to 1/2 within a few fp16 steps of the fit, tiny noise: fp16 rounding is the
+    signal. Built so that every fp16 product is exact in fp32 before its one rounding to fp16, whatever the
+    order of its sum: the features are multiples of 1/8 (|x| <= 4.5), the weights' fp16 copies multiples of
+    2**-14, every row's prediction at least 1/8 in size (an fp16 value that is a multiple of 2**-16), and
+    the targets multiples of 2**-16; so the residuals, the cotangents 2 S r / B and every product of the
+    backward pass are exact too. Platforms may add the terms of a product in different orders: here that
+    cannot move a rounding (with features on the fp16 grid, the order alone moved losses by up to 8
+    tolerances)."""
+    shape = (NUM_MICRO_BATCHES, ROWS, FEATURES)
+    magnitude = 2.0 ** rng.uniform(-3.0, -1.0, FEATURES)
+    w_target = magnitude * rng.choice([-1.0, 1.0], FEATURES)
+    x = np.clip(np.round(8.0 * rng.standard_normal(shape)) / 8.0, -4.5, 4.5)
+    small = np.abs(x @ w_target) < 0.125
+    while np.any(small):  # draw those rows again until every prediction is at least 1/8 in size
+        x[small] = np.clip(np.round(8.0 * rng.standard_normal((int(small.sum()), FEATURES))) / 8.0, -4.5, 4.5)
+        small = np.abs(x @ w_target) < 0.125
+    noise = 2.0**-13 * rng.standard_normal(shape[:2])
+    y = np.round((x @ w_target + noise) * 2.0**16) / 2.0**16
+    w = w_target + 2.0**-11 * rng.standard_normal(FEATURES)
+    x, y, w = x.astype(np.float32), y.astype(np.float32), w.astype(np.float32)
     return _case(x, y, w, 2.0**-4, _scale(rng, 16, 18), 1.0, 2)
+
+
+def cancelling_outliers(rng: np.random.Generator) -> dict[str, object]:
+    """The first window's two micro-batches each hold one outlier row, with the same features and opposite
+    targets: each micro-batch's fp16 gradient rounds to the outlier's part alone, and the two cancel exactly,
+    so the recipe's first step is zero. One fp16 product over the window (a single rounding) keeps the other
+    rows' gradient and takes a real first step: every later loss shows it."""
+    size = 2.0**-10
+    loss_scale = _scale(rng, 7, 8)
+    # Row 0 of micro-batches 0 and 1: features +-1, targets +-T. The outlier's scaled gradient is exactly
+    # -+BIG in every coordinate (its cotangent 2 S (pred - T) / B rounds to -2 S T / B = -BIG in fp16: pred,
+    # at most about 0.015, is far below half the fp16 spacing there), and BIG = 1.5 * 2**14 lies on the fp16
+    # grid, away from a power of two (the spacing is 16 on both sides). With the loss divided by K first,
+    # everything below is halved, exactly.
+    big = 1.5 * 2.0**14
+    target = big * ROWS / (2.0 * loss_scale)
+    signs = rng.choice([-1.0, 1.0], FEATURES)
+    while True:
+        offset = size * rng.standard_normal(FEATURES)
+        x, y, w = _regression(rng, feature_size=1.0, weight_size=size, offset=offset)
+        x[0:2, 0, :] = signs
+        sign = rng.choice([-1.0, 1.0])
+        y[0, 0], y[1, 0] = sign * target, -sign * target
+        # The other 63 rows of each micro-batch add their scaled gradient a to -+BIG; it must stay far below
+        # half the fp16 spacing at BIG (8) for fp16 to round it away, whatever order the product adds in: at
+        # most 1/4 of it (a is computed as the fp16 product computes it; 13 of 2000 cases are drawn again).
+        pred16 = _fp16_grid(x[0:2, 1:].astype(np.float64) @ _fp16_grid(w).astype(np.float64))
+        cotangent = _fp16_grid(2.0 * loss_scale * (pred16 - y[0:2, 1:]) / ROWS)
+        inner = np.einsum("mbd,mb->md", x[0:2, 1:].astype(np.float64), cotangent)
+        if np.max(np.abs(inner)) <= 2.0**3 / 4:
+            break
+    return _case(x, y, w, _learning_rate(rng, 1.0), loss_scale, 1.0, 2)
 
 
 FAMILIES = {
@@ -167,4 +224,5 @@ FAMILIES = {
     "clipped": clipped,
     "tiny_gradients": tiny_gradients,
     "near_fit": near_fit,
+    "cancelling_outliers": cancelling_outliers,
 }
