@@ -1,7 +1,8 @@
 """A learner copy exported on one platform gives, on another, the verdicts the course gives at home.
 
-`.ci/platform_matrix` exports a copy on its first platform (Python 3.11, jax 0.10.x) and runs this file on
-its second (Python 3.12 or 3.13, the newest jax the project allows) with GRADE_COPY_FROM naming that copy.
+`.ci/run` (CI's platform matrix) exports a copy on its first platform (Python 3.11, jax 0.10.x) and runs
+this file on its second (Python 3.12 or 3.13, the newest jax the project allows) with GRADE_COPY_FROM
+naming that copy.
 The copy's own grader grades, against the outputs stored at export, every correct variant of every
 problem (each must pass) and every pitfall file (each must fail, named by its own pitfall), in one
 `grade batch` of checkouts.

@@ -196,13 +196,26 @@ def test_a_pitfall_listed_as_not_shown_yet_shows_nothing(problem_id, path):
     assert not any(f"at {path.name}:" in line for line in _differences(problem_id, path))
 
 
-@pytest.mark.parametrize(("problem_id", "path"), _files("variant"))
+ACCEPTED_DEPARTURES = {  # variants the statement accepts though they run other dtypes than the recipe
+    ("mixed_precision_mlp", "update_rounded_to_fp16"): "the fp32 update lr * g rounded to fp16 before it is "
+    "subtracted: accepted (the grader cannot tell it apart), and the profile rightly shows the round trip",
+}
+
+
+@pytest.mark.parametrize(
+    ("problem_id", "path"), _files("variant", lambda key: key not in ACCEPTED_DEPARTURES)
+)
 def test_a_correct_variant_shows_no_difference(problem_id, path):
     assert _differences(problem_id, path) == []
 
 
+@pytest.mark.parametrize(("problem_id", "path"), _files("variant", lambda key: key in ACCEPTED_DEPARTURES))
+def test_an_accepted_departure_from_the_recipe_shows_its_dtypes(problem_id, path):
+    assert any(f"at {path.name}:" in line for line in _differences(problem_id, path))
+
+
 def test_every_listed_file_exists():
-    listed = {**NOT_ABOUT_DTYPES, **NOT_SHOWN_YET}
+    listed = {**NOT_ABOUT_DTYPES, **NOT_SHOWN_YET, **ACCEPTED_DEPARTURES}
     existing = {
         (problem_id, name)
         for problem_id in PROFILED

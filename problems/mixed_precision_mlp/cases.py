@@ -6,7 +6,7 @@ standard deviation 0.1 on the inner square, clipped to [0, 1]; the one-pixel bor
 initial fp32 master weights of a 64-32-10 ReLU MLP, a power-of-two learning rate and loss scale, and a
 step count. Pre-trained weights come from full-batch gradient descent in float64 on the same batch.
 
-The three families force the mistakes of the statement:
+The four families force the mistakes of the statement:
 
 - fine_tuning: a well-trained model (loss 0.006, the largest logit at least 12.5) and lr = 0.5, with
   four pruned hidden units (weights and bias exactly 0, output weights large): their pre-activations are
@@ -23,6 +23,14 @@ The three families force the mistakes of the statement:
   which fp16 rounds to exactly 1. Each hidden unit has weights of +3072 on 14 border pixels and -3072 on
   the other 14, so the border adds exactly 0 to every fp16 pre-activation, but 3072 times a sum of
   +-d (about 1 in size) to an fp32 one.
+- white_frame: fp32 masters just short of an fp16 rounding midpoint. Dark ink on white paper with a frame
+  of exactly 1 (a frame weight acts as a bias); units with a large first update u get weights +c and -c
+  on two frame pixels (they cancel in fp16), c such that the fp16 spacing s at c is 128 to 512 times u,
+  and the +c master sits between u/4 and u/2 short of the midpoint c + s/2 on the side u moves it to.
+  The recipe's fp16 copy moves by s at step 1 and shifts the unit's pre-activation by s; masters rounded
+  to fp16 once start at c and stay short of the midpoint for the whole run. The family emulates the run
+  in numpy (fp16 roundings included) to keep only pairs whose masters stay u/4 or more from every other
+  midpoint, and checks that rounding the masters once moves the losses by 4% or more.
 """
 
 from __future__ import annotations
@@ -198,8 +206,145 @@ def blank_border(rng: np.random.Generator) -> dict[str, object]:
     return _case(x, labels, [w1, b1, w2, b2], 2.0**-4, loss_scale, int(rng.integers(24, 33)))
 
 
+def _r16(values: np.ndarray) -> np.ndarray:
+    """Rounds to float16 (to nearest, ties to even) and returns float64."""
+    return np.asarray(values, dtype=np.float64).astype(np.float16).astype(np.float64)
+
+
+def _fp16_step(x16, labels, params, loss_scale) -> tuple[float, list[np.ndarray]]:
+    """The recipe's forward and backward pass, emulated: float64 arithmetic rounded to fp16 wherever the
+    recipe holds an fp16 value (params, matmul results, bias adds, the cotangents). Returns the loss and
+    the unscaled gradients; they match the JAX ones to within about 1% (the order of fp16 sums differs)."""
+    w1, b1, w2, b2 = (_r16(p) for p in params)
+    pre = _r16(_r16(x16 @ w1) + b1)
+    hidden = np.maximum(pre, 0.0)
+    z = _r16(_r16(hidden @ w2) + b2)
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    loss = float(np.mean(np.log(e.sum(axis=1)) - z[np.arange(len(labels)), labels]))
+    dz = _r16(loss_scale * (e / e.sum(axis=1, keepdims=True) - np.eye(CLASSES)[labels]) / len(labels))
+    dh = _r16(dz @ w2.T) * (pre > 0)
+    grads = [_r16(x16.T @ dh), _r16(dh.sum(axis=0)), _r16(hidden.T @ dz), _r16(dz.sum(axis=0))]
+    return loss, [g / loss_scale for g in grads]
+
+
+def _fp16_run(x, labels, params, lr, loss_scale, num_steps) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Emulates the recipe from fp32 masters `params`; returns the losses and w1's master at every step."""
+    x16 = _r16(x)
+    masters = [np.asarray(p, dtype=np.float64) for p in params]
+    losses, w1_path = [], []
+    for _ in range(num_steps):
+        w1_path.append(masters[0])
+        loss, grads = _fp16_step(x16, labels, masters, loss_scale)
+        updated = (p - lr * g for p, g in zip(masters, grads, strict=True))
+        masters = [p.astype(np.float32).astype(np.float64) for p in updated]  # fp32 masters
+        losses.append(loss)
+    w1_path.append(masters[0])
+    return np.array(losses), w1_path
+
+
+FRAME_RATIOS = (128, 256)  # white_frame: least fp16 spacing of a pair weight / its first update, in turn
+FRAME_LR = 2.0**-6  # white_frame: the learning rate
+FRAME_MIN_GAP = 0.04  # white_frame: least relative loss gap between the rounded-once and recipe emulations
+
+
+def _frame_sizes(u: float, ratio: int) -> tuple[float, float, float]:
+    """Returns (c, s, d) for a unit whose first update is u: s is the power of two in [ratio * |u|,
+    2 * ratio * |u|), c = 1536 * s = 1.5 * 2^e is where fp16 numbers are s apart (s = 2^(e-10)), and d is
+    the power of two in (|u|/4, |u|/2]. Exponents come from frexp, exact on every machine (log2 of a
+    power of two need not be)."""
+    mantissa, exponent = np.frexp(ratio * abs(u))  # ratio * |u| = mantissa * 2^exponent, 0.5 <= mantissa < 1
+    s = float(np.ldexp(1.0, int(exponent) - 1 if mantissa == 0.5 else int(exponent)))
+    d = float(np.ldexp(1.0, int(np.frexp(abs(u))[1]) - 2))
+    return 1536.0 * s, s, d
+
+
+def _frame_pairs(w1, units, pixels, update, ratio) -> np.ndarray:
+    """Returns w1 with a +c, -c pair on the two frame pixels of every unit j in `units`: c = 1.5 * 2^e, the
+    fp16 spacing s = 2^(e-10) at c between `ratio` and 2 * `ratio` times the unit's first update u_j, and
+    the +c master moved to just short of the midpoint c + s/2 on the side u_j points to, by d_j, the power
+    of two in (|u_j|/4, |u_j|/2]: fp16 still rounds it to c, and u_j takes it past the midpoint."""
+    w1 = w1.copy()
+    for j in units:
+        u = update[j]
+        c, s, d = _frame_sizes(u, ratio)
+        w1[pixels[j, 0], j] = c + np.sign(u) * (s / 2 - d)
+        w1[pixels[j, 1], j] = -c
+    return w1.astype(np.float32).astype(np.float64)
+
+
+def _frame_drifts(w1_path, units, pixels, update, ratio) -> set[int]:
+    """The units whose pair weights, in the emulated run, come within |u_j|/4 of a crossing not designed:
+    the +c master falling back to its midpoint after step 1, or either master reaching a midpoint that
+    rounded-once masters would cross (s/2 from where they start)."""
+    bad = set()
+    for j in units:
+        u = update[j]
+        _, s, d = _frame_sizes(u, ratio)
+        moved = np.sign(u) * np.array([w[pixels[j, 0], j] - w1_path[0][pixels[j, 0], j] for w in w1_path])
+        if np.any(moved[1:] < d + abs(u) / 4) or np.any(moved > s / 2 - abs(u) / 4):
+            bad.add(j)
+    return bad
+
+
+def white_frame(rng: np.random.Generator) -> dict[str, object]:
+    """Masters placed just short of fp16 rounding midpoints, so that rounding them once changes the run.
+
+    The images are dark ink on white paper whose one-pixel frame is exactly 1 in every image (fp16 and
+    fp32 alike), so a frame pixel's weight acts as a bias. A model pre-trained for 100 steps has its
+    frame weights folded into b1; then the units whose first update u_j (of b1_j, the same as that of
+    each of its frame weights) is at least 1/16 of the largest get a pair of weights +c and -c on two
+    frame pixels (they cancel exactly in the fp16 matmul), with c a power of two times 1.5 chosen so that
+    the fp16 spacing s at c is `ratio` to 2 * `ratio` times |u_j| (fp32 spacing at c is s / 8192, far
+    below u_j). The +c master sits just short of the fp16 midpoint c + s/2 (or c - s/2), on the side its
+    first update moves it to, by between |u_j|/4 and |u_j|/2: the recipe's fp16 copy of it moves by a
+    whole s at step 1, shifting the unit's pre-activation by s, while a master rounded to fp16 once
+    starts at c and needs `ratio` / 2 (64 or more) steps like the first to get there. The run is emulated
+    in numpy (_fp16_run, fp16 roundings included): a unit whose pair comes within |u_j|/4 of a crossing
+    the design does not intend (the gradient turning after the shift, or the masters drifting to the
+    midpoint that rounded-once masters would cross) loses its pair and the run is emulated again. If the
+    rounded-once run then differs from the recipe's by less than FRAME_MIN_GAP of the loss at every
+    step, the next ratio in FRAME_RATIOS (larger shifts) is tried, and after the last one the whole case
+    is drawn again (about 1 case in 100 is, in the emulation).
+    """
+    while True:
+        case, gap = _white_frame_attempt(rng)
+        if gap >= FRAME_MIN_GAP:
+            return case
+
+
+def _white_frame_attempt(rng: np.random.Generator) -> tuple[dict[str, object], float]:
+    """One white_frame case, and the largest relative loss gap of the emulated rounded-once run."""
+    x, labels = _digits(rng, paper=True)
+    w1, b1, w2, b2 = _pretrain(x, labels, _fresh(rng), lr=0.25, steps=100)
+    b1 = b1 + w1[BORDER].sum(axis=0)
+    w1[BORDER] = 0.0
+    params = [_coarse(p).astype(np.float64) for p in (w1, b1, w2, b2)]
+    loss_scale, num_steps = 2.0 ** int(rng.integers(8, 11)), int(rng.integers(24, 33))
+    pixels = np.array([rng.choice(np.flatnonzero(BORDER), 2, replace=False) for _ in range(HIDDEN)])
+    update = -FRAME_LR * _fp16_step(_r16(x), labels, params, loss_scale)[1][1]
+    for ratio in FRAME_RATIOS:
+        units = set(np.flatnonzero(np.abs(update) >= np.abs(update).max() / 16).tolist())
+        while True:
+            w1 = _frame_pairs(params[0], units, pixels, update, ratio)
+            losses, path = _fp16_run(x, labels, [w1, *params[1:]], FRAME_LR, loss_scale, num_steps)
+            bad = _frame_drifts(path, units, pixels, update, ratio)
+            if not bad:
+                break
+            units -= bad
+        rounded = [_r16(p) for p in [w1, *params[1:]]]
+        once = _fp16_run(x, labels, rounded, FRAME_LR, loss_scale, num_steps)[0]
+        gap = float(np.max(np.abs(once - losses) / losses))
+        if gap >= FRAME_MIN_GAP:
+            break
+    case = _case(x, labels, params, FRAME_LR, loss_scale, num_steps)
+    case["w1"] = w1.astype(np.float32)  # not rounded to 20 bits again: the placed masters need all 24
+    return case, gap
+
+
 FAMILIES = {
     "fine_tuning": fine_tuning,
     "offset_logits": offset_logits,
     "blank_border": blank_border,
+    "white_frame": white_frame,
 }
