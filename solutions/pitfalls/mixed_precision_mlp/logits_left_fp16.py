@@ -1,7 +1,8 @@
 """Pitfall logits_left_fp16: the fp16 logits go into the cross-entropy without the cast to fp32.
 
 optax's cross-entropy then runs in fp16 (log-sum-exp, per-example losses and their mean), the loss it
-returns is fp16, and it is multiplied by the loss scale in fp16 too. Everything else follows the recipe.
+returns is fp16; multiplied by `S = float32(loss_scale)` as step 3.7 says, the scaled loss is fp32.
+Everything else follows the recipe.
 """
 
 from __future__ import annotations
@@ -27,18 +28,19 @@ def train_mlp(
     x16 = jnp.asarray(pixels, jnp.float32).astype(jnp.float16)
     labels = jnp.asarray(labels, jnp.int32)
     params = {k: jnp.asarray(v, jnp.float32) for k, v in {"w1": w1, "b1": b1, "w2": w2, "b2": b2}.items()}
+    scale = jnp.float32(loss_scale)
 
     def scaled_loss(params):
         p16 = jax.tree.map(lambda a: a.astype(jnp.float16), params)
         hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
         logits16 = hidden @ p16["w2"] + p16["b2"]
         loss = optax.softmax_cross_entropy_with_integer_labels(logits16, labels).mean()
-        return loss * loss_scale, loss
+        return loss * scale, loss
 
     @jax.jit
     def step(params):
         grads, loss = jax.grad(scaled_loss, has_aux=True)(params)
-        return jax.tree.map(lambda p, g: p - lr * (g / loss_scale), params, grads), loss
+        return jax.tree.map(lambda p, g: p - lr * (g / scale), params, grads), loss
 
     losses = []
     for _ in range(num_steps):
