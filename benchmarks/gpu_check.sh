@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# The course's verdicts on a GPU: `grade check` of every problem (the reference passes, every pitfall lands
-# at 10 or more tolerances and is named, every correct variant within half a tolerance) with jax on its
-# default backend (GRADE_BACKEND=native: the grader's children otherwise run on the CPU), on a machine whose Python already has jax with CUDA, flax, optax and orbax (the checkout
-# is imported from where it is, nothing installed). Writes what it measured to $OUT (default ./gpu-check).
-#   bash benchmarks/gpu_check.sh [SECRETS]
+# The course's verdicts on a GPU, on a machine whose Python already has jax with CUDA, flax, optax and orbax
+# (the checkout is imported from where it is, nothing installed). Writes what it measured to $OUT (default
+# ./gpu-check).
+#   bash benchmarks/gpu_check.sh [SECRETS] [COPY]
+# - `grade check --all --secrets SECRETS --families` with jax on its default backend (GRADE_BACKEND=native:
+#   the grader's children otherwise run on the CPU), after every reference solution graded in hidden mode as
+#   a learner's file (it must pass, and run on the GPU).
+# - With COPY, a learner copy made by `grade export` (on another machine, as for a Colab learner): the notebook
+#   check (benchmarks/notebook_backend_check.py), every variant and pitfall file graded by grade_function in a
+#   process whose default backend is the GPU, once as the grader does it (the function on the CPU) and once
+#   with GRADE_BACKEND=native (on the GPU). It runs beside the check, four processes per mode.
 set -u
 out="${OUT:-gpu-check}"; mkdir -p "$out"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 GRADE_BACKEND=native
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 python3 - <<'PY' 2>&1 | tee "$out/platform.txt"
 import platform, jax, flax, optax, numpy
 print("python", platform.python_version(), "jax", jax.__version__, "flax", flax.__version__,
@@ -14,6 +20,18 @@ print("python", platform.python_version(), "jax", jax.__version__, "flax", flax.
 print("devices", jax.devices())
 PY
 command -v nvidia-smi >/dev/null && nvidia-smi -L | tee -a "$out/platform.txt"
+if [ -n "${2:-}" ]; then
+    copy=$(cd "$2" && pwd)
+    for mode in cpu native; do
+        for ids in "grad_accumulation bf16_train_step" "fp8_delayed_scaling mixed_precision_mlp" \
+                   "dtype_casting checkpoint_resume" "dynamic_loss_scaling loss_scaling"; do
+            # shellcheck disable=SC2086
+            GRADE_BACKEND=$mode PYTHONPATH="$copy" python3 benchmarks/notebook_backend_check.py "$copy" $ids \
+                >>"$out/notebook-$mode.txt" 2>>"$out/notebook-stderr.txt" &
+        done
+    done
+fi
+export GRADE_BACKEND=native
 # every reference solution graded in hidden mode as a learner's file: it must pass, and run on the GPU
 for f in solutions/*.py; do
     id=$(basename "$f" .py)
@@ -29,3 +47,4 @@ done
 start=$(date +%s)
 python3 -m grader check --all --secrets "${1:-2}" --families 2>&1 | tee "$out/check.txt"
 echo "grade check: exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s" | tee -a "$out/check.txt"
+wait

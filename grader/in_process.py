@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -40,8 +41,22 @@ def grading_device() -> Iterator[None]:
     except RuntimeError:  # a runtime without the CPU backend (JAX_PLATFORMS=cuda in the kernel)
         yield
         return
+    if jax.default_backend() != "cpu":
+        warnings.warn(accelerator_note(jax.default_backend()), stacklevel=3)
     with jax.default_device(cpu):
         yield
+
+
+def accelerator_note(backend: str) -> str:
+    """Why a verdict given in a process whose JAX default backend is `backend` (not the CPU) is not the one
+    the course measured: what was seen on a GPU runtime (README, Platforms)."""
+    return (
+        f"JAX's default backend in this process is {backend}. Your function is graded on the CPU, but "
+        "code that looks devices up (jax.devices(), an Orbax restore without a CPU target) still finds "
+        f"the {backend}, and on a GPU some mistakes lose their names. For the verdict the course "
+        "measured, restart and set os.environ['JAX_PLATFORMS'] = 'cpu' before jax is imported (the "
+        "notebooks' set-up cell does)."
+    )
 
 
 def call_in_process(problem: Problem, fn: Callable, cases: list[Case]) -> RunOutcome:

@@ -73,16 +73,27 @@ def check_install(install: str) -> None:
         )
 
 
+# JAX on the CPU for the whole kernel, set before jax is first imported. Grading calls the function on the CPU
+# anyway, but on a GPU runtime code that looks devices up (an Orbax restore without a target) found the GPU
+# and failed, and three mistakes lost their names (README, Platforms; measured on an H200).
+JAX_ON_THE_CPU = (
+    "# JAX runs on the CPU in this notebook, whatever the runtime has: the grader compares your function",
+    "# with outputs made on the CPU (these problems take seconds there). Delete the line to use a GPU; the",
+    "# grade is then less exact (see the course README, Platforms).",
+    'os.environ["JAX_PLATFORMS"] = "cpu"',
+    "",
+)
+
+
 def setup_source(install: str) -> str:
     """The set-up cell: installs the learner copy, with the `notebook` extra, unless the grader is already
     importable. `install` is a folder (relative to the notebook's folder, as Jupyter starts the kernel
     there) or a `git+URL[@REF]`, which the cell clones beside the notebook, where the grader finds it."""
     check_install(install)
-    modules = ["importlib", "subprocess", "sys"]
+    modules = ["importlib", "os", "subprocess", "sys"]
     if install.startswith("git+"):
         url, ref = _git_source(install)
         branch = ("--branch", ref) if ref else ()
-        modules.insert(1, "os")
         steps = [
             f"    if not os.path.isdir({_quoted(CLONE_DIR)}):",
             "        " + _run("git", "clone", "-q", "--depth", "1", *branch, url, CLONE_DIR),
@@ -97,6 +108,7 @@ def setup_source(install: str) -> str:
             "# where it is not installed yet.",
             *(f"import {module}" for module in modules),
             "",
+            *JAX_ON_THE_CPU,
             "try:",
             "    import grader.notebook",
             "except ImportError:",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from grader import grade_function, packages, sandbox
 from grader.errors import CourseError
 from grader.grading import Grader
 from grader.limits import Limits
+from grader.notebooks import setup_source
 from grader.output_cache import platform_fingerprint
 from grader.results import Status
 from grader.settings import Settings, jax_platforms
@@ -152,3 +154,57 @@ def test_a_child_asks_for_gpu_memory_as_it_goes_unless_the_user_says_otherwise(
     env = Settings().child_environment(tmp_path, learner="someone", sandboxed=False)
     assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == expected
     assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.2"
+
+
+@pytest.mark.parametrize(("backend", "warned"), [("gpu", True), ("cpu", False)])
+def test_grading_in_a_process_whose_default_backend_is_an_accelerator_says_what_that_changes(
+    toy_course, monkeypatch, backend, warned
+):
+    import jax
+
+    monkeypatch.delenv("GRADE_BACKEND", raising=False)
+    monkeypatch.setattr(jax, "default_backend", lambda: backend)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert grade_function("toy", lambda x, scale: np.array([x.sum() * scale, x.max()], np.float32)).passed
+    notes = [str(w.message) for w in caught if "JAX_PLATFORMS" in str(w.message)]
+    assert bool(notes) is warned
+    assert not notes or "default backend in this process is gpu" in notes[0]
+
+
+def test_the_notebooks_set_jax_on_the_cpu_before_jax_is_first_imported():
+    source = setup_source("..")
+    assert 'os.environ["JAX_PLATFORMS"] = "cpu"' in source
+    assert source.index('os.environ["JAX_PLATFORMS"]') < source.index("import grader")
+    before = source.split('os.environ["JAX_PLATFORMS"]')[0]
+    assert "import jax" not in before and "import grader" not in before
+
+
+SAVE_ON_THE_SECOND_DEVICE = """
+import jax, jax.numpy as jnp, orbax.checkpoint as ocp, sys
+second = jax.devices()[1]
+state = {"params": jax.device_put(jnp.ones(3, jnp.float32), second), "step": 3}
+with ocp.StandardCheckpointer() as checkpointer:
+    checkpointer.save(sys.argv[1], state)
+"""
+
+
+def test_the_checkpoint_harness_restores_arrays_saved_on_a_device_the_default_backend_does_not_list(tmp_path):
+    """As a notebook on a GPU runtime saves on the CPU device that grading uses, while Orbax looks saved
+    devices up among the GPU's: here a device that only the saving process had (two host devices)."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "state"
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu"}
+    subprocess.run(
+        [sys.executable, "-c", SAVE_ON_THE_SECOND_DEVICE, str(path)], env=env, check=True, timeout=120
+    )
+    harness_path = Path(__file__).parents[1] / "problems" / "checkpoint_resume" / "harness.py"
+    spec = importlib.util.spec_from_file_location("checkpoint_harness", harness_path)
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    restored = harness._restore(path)
+    assert restored["step"] == 3 and np.array_equal(np.asarray(restored["params"]), np.ones(3, np.float32))

@@ -45,13 +45,25 @@ def _describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
+def _cpu_sharding() -> object | None:
+    """The CPU device's sharding, or None where JAX has no CPU backend."""
+    import jax
+
+    try:
+        return jax.sharding.SingleDeviceSharding(jax.devices("cpu")[0])
+    except RuntimeError:
+        return None
+
+
 def _restore(path: Path) -> object:
-    """Restores the checkpoint at `path` without a target (nested dicts and lists of arrays)."""
+    """Restores the checkpoint at `path` without a target (nested dicts and lists of arrays). An array saved
+    on a device that JAX's default backend does not list (the CPU device a notebook on a GPU runtime grades
+    on: Orbax looks saved devices up in `jax.local_devices()`, the GPU's) is restored on the CPU."""
     import orbax.checkpoint as ocp
 
     try:
-        with ocp.StandardCheckpointer() as checkpointer:
-            return checkpointer.restore(path)
+        with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as checkpointer:
+            return checkpointer.restore(path, args=ocp.args.StandardRestore(fallback_sharding=_cpu_sharding()))
     except Exception as exc:  # whatever Orbax raises, the learner gets one clear line
         first_line = (str(exc).strip().splitlines() or [""])[0][:300]
         raise Rejected(
