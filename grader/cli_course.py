@@ -82,9 +82,9 @@ def _export(argv: list[str]) -> int:
     for line in export_course(course, args.dest, limits, notebook_install=args.notebook_install):
         print(line, flush=True)
     print(
-        f"Learner copy written to {args.dest}: problems, notebooks, grader, pyproject.toml and README; no "
-        "solutions and no pitfall code. There: `pip install -e .` then `grade <id>` grades the practice "
-        "cases."
+        f"Learner copy written to {args.dest}: problems, notebooks, grader, pyproject.toml, README and "
+        "docs; no solutions and no pitfall code. There: `pip install -e .` then `grade <id>` grades the "
+        "practice cases."
     )
     return 0
 

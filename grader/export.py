@@ -1,9 +1,9 @@
 """`grade export DEST`: a learner copy of the course, without solutions, that grades practice cases.
 
 The copy holds the problems (statements, stubs, hints, case generators), the grader, `pyproject.toml`, the
-README, and a notebook per problem (`notebooks/<id>.ipynb`, grader/notebooks.py). Instead of the reference
-and the pitfall files it holds their outputs on the practice cases (`problems/<id>/expected.json`), so that
-`grade <id>` there compares with the reference and names pitfalls.
+README, docs/ and CONTRIBUTING, and a notebook per problem (`notebooks/<id>.ipynb`, grader/notebooks.py).
+Instead of the reference and the pitfall files it holds their outputs on the practice cases
+(`problems/<id>/expected.json`), so that `grade <id>` there compares with the reference and names pitfalls.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from grader.prepare import practice_outputs
 from grader.problems import Course
 from grader.stored import write_stored
 
-COPIED = ("problems", "grader", "pyproject.toml", "README.md", "LICENSE")
+COPIED = ("problems", "grader", "pyproject.toml", "README.md", "docs", "CONTRIBUTING.md", "LICENSE")
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade", "expected.json")
 
 

@@ -28,7 +28,7 @@ def _source(fn: Callable) -> Path:
 @contextlib.contextmanager
 def grading_device() -> Iterator[None]:
     """Runs what it holds on the CPU unless GRADE_BACKEND=native: the outputs a notebook compares with were
-    made on the CPU, and the cases' margins were measured there (README, Platforms). On a GPU runtime the
+    made on the CPU, and the cases' margins were measured there (docs/platforms.md). On a GPU runtime the
     learner's function would otherwise run on the GPU, where correct answers of several problems fail.
     The learner's code imported jax already; this imports nothing new where it did not."""
     if jax_platforms() != "cpu":
@@ -49,7 +49,7 @@ def grading_device() -> Iterator[None]:
 
 def accelerator_note(backend: str) -> str:
     """Why a verdict given in a process whose JAX default backend is `backend` (not the CPU) is not the one
-    the course measured: what was seen on a GPU runtime (README, Platforms)."""
+    the course measured: what was seen on a GPU runtime (docs/platforms.md)."""
     return (
         f"JAX's default backend in this process is {backend}. Your function is graded on the CPU, but "
         "code that looks devices up (jax.devices(), an Orbax restore without a CPU target) still finds "

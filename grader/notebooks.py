@@ -75,11 +75,11 @@ def check_install(install: str) -> None:
 
 # JAX on the CPU for the whole kernel, set before jax is first imported. Grading calls the function on the CPU
 # anyway, but on a GPU runtime code that looks devices up (an Orbax restore without a target) found the GPU
-# and failed, and three mistakes lost their names (README, Platforms; measured on an H200).
+# and failed, and three mistakes lost their names (docs/platforms.md; measured on an H200).
 JAX_ON_THE_CPU = (
     "# JAX runs on the CPU in this notebook, whatever the runtime has: the grader compares your function",
     "# with outputs made on the CPU (these problems take seconds there). Delete the line to use a GPU; the",
-    "# grade is then less exact (see the course README, Platforms).",
+    "# grade is then less exact (see the course's docs/platforms.md).",
     'os.environ["JAX_PLATFORMS"] = "cpu"',
     "",
 )

@@ -1,4 +1,4 @@
-"""Grading results as plain data, and their JSON form (the schema documented in the README)."""
+"""Grading results as plain data, and their JSON form (the schema documented in docs/json-report.md)."""
 
 from __future__ import annotations
 

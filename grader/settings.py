@@ -17,7 +17,7 @@ from grader import kernel_cache
 from grader.errors import CourseError
 
 CACHE_ENV = "GRADE_CACHE_DIR"
-SANDBOX_ENV = "GRADE_SANDBOX"  # a command that runs learner code in an OS sandbox (README: high stakes)
+SANDBOX_ENV = "GRADE_SANDBOX"  # a command that runs learner code in an OS sandbox (docs/security.md)
 LANDLOCK_ENV = "GRADE_LANDLOCK"  # "off": learner children do not restrict themselves with Landlock
 REQUIRE_SANDBOX_ENV = "GRADE_REQUIRE_SANDBOX"  # "1": grade nothing where no sandbox held
 COURSE_ROOT_ENV = "GRADE_COURSE_ROOT"  # the course to use, wherever the command runs
@@ -51,7 +51,7 @@ BACKENDS = ("cpu", "native")
 
 def jax_platforms(environ: Mapping[str, str] = os.environ) -> str | None:
     """The JAX_PLATFORMS every child runs with (None: unset, JAX chooses). By default the CPU, whatever
-    JAX_PLATFORMS says: the margins of every family were measured there (README, Platforms), and on a GPU
+    JAX_PLATFORMS says: the margins of every family were measured there (docs/platforms.md), and on a GPU
     correct variants of several problems fail. GRADE_BACKEND=native leaves the choice to JAX_PLATFORMS."""
     backend = environ.get(BACKEND_ENV, "").strip().lower() or "cpu"
     if backend not in BACKENDS:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import PROBLEM_IDS, ROOT
+from markdown_links import broken_links
 
 from grader.cli import main
 from grader.errors import CourseError, UsageError
@@ -100,7 +101,10 @@ def test_the_real_course_exports_and_its_copy_grades_with_its_own_grader(tmp_pat
         "notebooks",
         "pyproject.toml",
         "README.md",
+        "docs",
+        "CONTRIBUTING.md",
     }
+    assert broken_links(dest) == []  # the front page, docs/ and the statements link only what the copy holds
     assert sorted(path.stem for path in (dest / "notebooks").glob("*.ipynb")) == sorted(PROBLEM_IDS)
     # As after `pip install -e DEST`: the copy's own grader package, run from the copy.
     env["PYTHONPATH"] = str(dest)

@@ -215,8 +215,8 @@ def test_one_broken_problem_never_stops_all_from_grading_the_others(toy_course):
 
 
 def readme_sandbox(tool: str) -> str:
-    """The README's GRADE_SANDBOX line for `tool`, as the shell sets it."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    """The GRADE_SANDBOX line for `tool` in docs/security.md, as the shell sets it."""
+    readme = (Path(__file__).parent.parent / "docs" / "security.md").read_text(encoding="utf-8")
     (line,) = [
         line.strip()
         for line in readme.splitlines()

@@ -1,4 +1,4 @@
-"""The JSON report: one document on stdout, schema in the README."""
+"""The JSON report: one document on stdout, schema in docs/json-report.md."""
 
 from __future__ import annotations
 

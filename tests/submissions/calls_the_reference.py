@@ -2,7 +2,7 @@
 
 # Finds the course's reference solution by path and calls it: no import, so the import blocker cannot see
 # it. A child running as the grader's own user could read what the grader reads; Landlock (on by default)
-# refuses the read, and so does an OS sandbox (GRADE_SANDBOX, see the README). With GRADE_LANDLOCK=off and
+# refuses the read, and so does an OS sandbox (GRADE_SANDBOX, see docs/security.md). With GRADE_LANDLOCK=off and
 # no GRADE_SANDBOX it passes.
 
 import os
