@@ -123,8 +123,11 @@ def file_findings(course: Course, problem: Problem) -> list[Finding]:
 def statement_findings(problem: Problem) -> list[Finding]:
     found = []
     try:
-        # What the author wrote: the pitfall table that `grade docs` makes names every pitfall anyway.
+        # What the author wrote, in the statement and the grading notes: the pitfall table that `grade docs`
+        # makes names every pitfall anyway.
         statement = PITFALL_TABLE.cut(problem.statement_path.read_text(encoding="utf-8"))
+        if problem.grading_path.is_file():
+            statement += "\n" + problem.grading_path.read_text(encoding="utf-8")
         families = list(load_families(problem))
         hints = len(load_hints(problem))
     except Exception as exc:  # cases.py is code being written: anything may go wrong in it

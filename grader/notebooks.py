@@ -10,6 +10,7 @@ bytes: cell ids are fixed names, not random.
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,8 +43,17 @@ def _statement_cells(problem: Problem) -> tuple[str, list[str]]:
         elif line.startswith("## ") and not fenced:
             parts.append([])
         parts[-1].append(line)
-    texts = ["\n".join(lines).strip() for lines in parts]
+    texts = [_links_from_notebooks("\n".join(lines).strip(), problem) for lines in parts]
     return texts[0], [text for text in texts[1:] if text]
+
+
+def _links_from_notebooks(text: str, problem: Problem) -> str:
+    """The statement's relative links (to GRADING.md, say) as they lead from the notebooks' folder."""
+    return re.sub(
+        r"\]\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s]+)\)",
+        lambda link: f"](../problems/{problem.id}/{link.group(1)})",
+        text,
+    )
 
 
 def _git_source(spec: str) -> tuple[str, str]:

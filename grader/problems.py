@@ -70,6 +70,12 @@ class Problem:
         return self.directory / "README.md"
 
     @property
+    def grading_path(self) -> Path:
+        """How the problem is graded (families, tolerance, why each pitfall shows): public, apart from the
+        statement, which a learner reads in one sitting."""
+        return self.directory / "GRADING.md"
+
+    @property
     def stub_path(self) -> Path:
         return self.directory / "stub.py"
 

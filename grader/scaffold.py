@@ -57,45 +57,68 @@ FAMILIES = {{"example_family": example_family}}
 '''
 
 STATEMENT = """\
-# {todo}: title
+# {id}: {todo}: title
 
-{todo}: a short background, in our own words.
+{todo}: why, in a paragraph of our own words: what the recipe is for and what goes wrong without it.
 
 ## Task
 
-Write
+Write `solve(x, lr)` in `stub.py`: {todo}: what it computes, in a sentence.
 
-```python
-solve(x, lr)
-```
+1. {todo}: the exact recipe, numbered: every cast, and every operation whose order changes the numbers.
+   Every rule the grader enforces is a step; nothing it does not enforce is called a rule.
 
-{todo}: the exact recipe, numbered: every cast, and every operation whose order changes the numbers.
+## Accepted forms, and look-alikes that fail
 
-## Inputs
+| passes | fails (named) |
+|---|---|
+| {todo}: a correct form that differs from the steps | {todo}: its look-alike mistake (`example_mistake`) |
 
-| name | dtype | shape | meaning | hidden cases |
-|---|---|---|---|---|
-| `x` | float32 | `(N, D)` | {todo} | {todo} |
+{todo}: what is not graded (forms the cases cannot tell apart), said as such.
 
-## Output
+## Inputs and output
 
-{todo}: dtype, shape, and what each entry is.
+| name | dtype | shape | meaning |
+|---|---|---|---|
+| `x` | float32 | `(N, D)` | {todo}: what it is, and its range in the cases |
+
+{todo}: the output's dtype, shape, and what each entry is.
 
 ## Tolerance
 
-{todo}: rtol and atol, from the compute dtype and the measured spread of correct variants.
+{todo}: rtol and atol in one sentence (their derivation goes in GRADING.md).
 
 ## Pitfalls
 
 {pitfall_table_start}
 {pitfall_table_end}
 
-### {todo}: the mistake (`example_mistake`)
+How the cases are built, why each mistake shows on its families, and the measured margins:
+[GRADING.md](GRADING.md).
+"""
 
-{todo}: what it does to the numbers, on which families (the `example_family` cases), or that the cases
-cannot show it.
+GRADING = """\
+# How {id} is graded
 
-## Grading
+The statement ([README.md](README.md)) says what to write; this page says how the grader tells right from
+wrong. Nothing here is a rule the statement does not state.
+
+## Case families
+
+- `example_family`: {todo}: how the cases are built and what they make visible.
+
+## Tolerance
+
+{todo}: where rtol and atol come from: the compute dtype, and the measured spread of correct variants
+(`grade check {id} --secrets 20 --families`, on every platform the project declares).
+
+## Why each mistake shows
+
+### `example_mistake`: {todo}: the mistake
+
+{todo}: what it does to the numbers, on which families, or that the cases cannot show it.
+
+## Practice and hidden cases
 
 `grade {id}` runs the practice cases (one per family); with `GRADE_SECRET` set, the hidden cases.
 """
@@ -159,6 +182,7 @@ def new_problem(course: Course, problem_id: str) -> list[Path]:
         folder / "problem.toml": PROBLEM_TOML,
         folder / "cases.py": CASES,
         folder / "README.md": STATEMENT,
+        folder / "GRADING.md": GRADING,
         folder / "stub.py": STUB,
         folder / "hints.md": HINTS,
         solutions / f"{problem_id}.py": SUBMISSION.replace("{what}", "Reference for {id}."),

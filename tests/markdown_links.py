@@ -7,7 +7,14 @@ from pathlib import Path
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
-DOCUMENTS = ("README.md", "CONTRIBUTING.md", "docs/*.md", "problems/*/README.md", "problems/*/hints.md")
+DOCUMENTS = (
+    "README.md",
+    "CONTRIBUTING.md",
+    "docs/*.md",
+    "problems/*/README.md",
+    "problems/*/GRADING.md",
+    "problems/*/hints.md",
+)
 
 
 def documents(root: Path) -> list[Path]:

@@ -129,7 +129,7 @@ def test_pitfalls_with_the_same_numbers_are_each_named_as_themselves(course, cap
 def test_new_writes_a_draft_that_check_calls_incomplete_not_broken(course, capsys):
     assert main(["new", "fp16_sums"]) == 0
     written = capsys.readouterr().out
-    for name in ("problem.toml", "cases.py", "README.md", "stub.py", "hints.md"):
+    for name in ("problem.toml", "cases.py", "README.md", "GRADING.md", "stub.py", "hints.md"):
         assert f"problems/fp16_sums/{name}" in written
     assert "solutions/fp16_sums.py" in written and "solutions/variants/fp16_sums/variant_3.py" in written
     assert "solutions/mistakes/fp16_sums/mistake_8.py" in written

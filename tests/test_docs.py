@@ -105,5 +105,10 @@ def test_the_generated_table_does_not_count_as_the_statement_naming_a_pitfall(co
     problem.statement_path.write_text(
         PITFALL_TABLE.replace(unnamed, pitfall_table(problem), problem.statement_path), encoding="utf-8"
     )
+    notes = problem.grading_path.read_text(encoding="utf-8")
+    unnamed_notes = notes.replace("`final_loss_in_fp32`", "the last mistake")
+    problem.grading_path.write_text(unnamed_notes, encoding="utf-8")
     findings = statement_findings(problem)
     assert [f.detail for f in findings] == ["does not state `final_loss_in_fp32`"]
+    problem.grading_path.write_text(notes, encoding="utf-8")  # stated in the grading notes: enough
+    assert statement_findings(problem) == []
