@@ -25,6 +25,8 @@ from grader.errors import UsageError
 from grader.export import export_course
 from grader.hints import load_hints
 from grader.limits import Limits
+from grader.margins import FILE as MARGINS_FILE
+from grader.margins import record_check
 from grader.prepare import prepare_course
 from grader.problems import Problem
 from grader.results import ProblemResult
@@ -162,6 +164,11 @@ def _check(argv: list[str]) -> int:
         help=f"how many secrets' hidden cases to measure on (default {len(DEFAULT_SECRETS)})",
     )
     parser.add_argument("--families", action="store_true", help="also print the ratios per case family")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write what was measured on this platform to problems/<id>/margins.toml (then `grade docs`)",
+    )
     args = parser.parse_args(argv)
     if args.all == bool(args.ids):
         raise UsageError("give problem ids or --all")
@@ -173,6 +180,9 @@ def _check(argv: list[str]) -> int:
     checks = check_problems(course, problems, secrets[: args.secrets], settings=settings)
     for check in checks:
         print(check.render(families=args.families) + "\n", flush=True)
+        if args.record and check.table is not None:
+            record_check(check.problem, check.findings, args.secrets)
+            print(f"recorded in problems/{check.problem.id}/{MARGINS_FILE}; `grade docs` shows it\n")
     sound = sum(check.verdict is Verdict.OK for check in checks)
     print(f"{sound} of {len(checks)} problems sound.")
     return 0 if sound == len(checks) else 1

@@ -30,7 +30,7 @@ grade list [--root DIR]
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
                    [--low-memory] [--require-sandbox] [--shard K/N]
        grade merge SHARD.csv... --out GRADEBOOK.csv
-       grade check ID... | --all [--secrets N] [--families]
+       grade check ID... | --all [--secrets N] [--families] [--record]
        grade new ID
        grade docs [--check]
 FORMAT is one of: """ + ", ".join(FORMATS)

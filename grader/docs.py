@@ -9,6 +9,7 @@ from pathlib import Path
 
 from grader.cases import load_families
 from grader.errors import CourseError
+from grader.margins import margins_table
 from grader.problems import Course, Problem
 
 
@@ -45,6 +46,12 @@ PITFALL_TABLE = Markers(
 )
 
 
+MARGINS = Markers(
+    "<!-- margins: made by `grade docs` from margins.toml (grade check --record); do not edit by hand -->",
+    "<!-- end of margins -->",
+)
+
+
 def problem_table(course: Course) -> str:
     """The README's problem table: id, the function to write, and the manifest's `teaches` line."""
     rows = ["| id | what you write | what it teaches |", "|---|---|---|"]
@@ -73,15 +80,22 @@ def pitfall_table(problem: Problem) -> str:
 
 
 def generated(course: Course) -> dict[Path, str]:
-    """Every document with generated parts, by path, as `grade docs` would write it."""
+    """Every document with generated parts, by path, as `grade docs` would write it (a course without a
+    README has no problem table to keep)."""
     readme = course.root / "README.md"
-    documents = {
-        readme: PROBLEM_TABLE.replace(readme.read_text(encoding="utf-8"), problem_table(course), readme)
-    }
+    documents = {}
+    if readme.is_file():
+        text = readme.read_text(encoding="utf-8")
+        documents[readme] = PROBLEM_TABLE.replace(text, problem_table(course), readme)
     for problem in course.problems():
         path = problem.statement_path
         text = path.read_text(encoding="utf-8")
         documents[path] = PITFALL_TABLE.replace(text, pitfall_table(problem), path)
+        notes = problem.grading_path
+        if notes.is_file() and MARGINS.start in notes.read_text(encoding="utf-8"):
+            documents[notes] = MARGINS.replace(
+                notes.read_text(encoding="utf-8"), margins_table(problem), notes
+            )
     return documents
 
 

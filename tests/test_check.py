@@ -157,3 +157,25 @@ def test_new_refuses_an_existing_or_invalid_id(course, problem_id, capsys):
     assert main(["new", problem_id]) == 2
     assert "grade: error:" in capsys.readouterr().err
     assert not (course.problems_dir / "Bad-Name").exists()
+
+
+def test_record_keeps_what_the_check_measured_per_platform_for_the_grading_notes(course, capsys, monkeypatch):
+    from grader import margins
+    from grader.docs import MARGINS
+
+    problem = course.problem("toy_resume")
+    notes = problem.grading_path
+    notes.write_text(f"# How toy_resume is graded\n\n{MARGINS.start}\n{MARGINS.end}\n", encoding="utf-8")
+    monkeypatch.setattr(margins, "platform_label", lambda: "Python 9.9, jax 9.9")
+    margins.write(problem, "Python 1.0, jax 1.0", 20, [("pitfall", "never_saved", 12.5)])  # another one's
+    assert main(["check", "toy_resume", "--secrets", "1", "--record"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    record = margins.read(problem)
+    assert record["Python 1.0, jax 1.0"]["pitfall"] == {"never_saved": 12.5}  # kept
+    mine = record["Python 9.9, jax 9.9"]
+    assert mine["secrets"] == 1 and set(mine["variant"]) == {"cumsum", "python_floats", "text_file"}
+    assert mine["pitfall"]["never_saved"] == float("inf") and "inf" in rows["pitfall never_saved"]
+    assert all(r <= 0.5 for r in mine["variant"].values()) and len(mine["mistake"]) == 8
+    table = MARGINS.replace(notes.read_text(encoding="utf-8"), margins.margins_table(problem), notes)
+    assert "| pitfall `never_saved` | >= 10 | 12.5 | inf |" in table
+    assert "Python 1.0, jax 1.0 (20 secrets," in table and "Python 9.9, jax 9.9 (1 secrets," in table

@@ -112,3 +112,17 @@ def test_the_generated_table_does_not_count_as_the_statement_naming_a_pitfall(co
     assert [f.detail for f in findings] == ["does not state `final_loss_in_fp32`"]
     problem.grading_path.write_text(notes, encoding="utf-8")  # stated in the grading notes: enough
     assert statement_findings(problem) == []
+
+
+def test_the_grading_notes_margins_are_the_record_of_grade_check(course_copy, capsys):
+    from grader import margins
+
+    problem = course_copy.problem("bf16_train_step")
+    assert main(["docs", "--check"]) == 0
+    margins.write(problem, "Python 0.1, jax 0.1", 3, [("variant", "jitted_step", 0.75)])
+    assert main(["docs", "--check"]) == 1  # the table in GRADING.md is behind the record
+    assert "problems/bf16_train_step/GRADING.md: its tables are out of date" in capsys.readouterr().out
+    assert main(["docs"]) == 0 and main(["docs", "--check"]) == 0
+    notes = problem.grading_path.read_text(encoding="utf-8")
+    assert "Python 0.1, jax 0.1 (3 secrets," in notes and "| variant `jitted_step` | <= 0.5 |" in notes
+    assert "| 0.75 |" in notes.split("variant `jitted_step`")[1].splitlines()[0]
