@@ -72,6 +72,7 @@ def file_findings(course: Course, problem: Problem) -> list[Finding]:
     owned = {
         "problem.toml": problem.directory / "problem.toml",
         "README.md": problem.statement_path,
+        "GRADING.md": problem.grading_path,
         "stub.py": problem.stub_path,
         "hints.md": problem.hints_path,
         "cases.py": problem.cases_path,

@@ -92,7 +92,7 @@ def generated(course: Course) -> dict[Path, str]:
         text = path.read_text(encoding="utf-8")
         documents[path] = PITFALL_TABLE.replace(text, pitfall_table(problem), path)
         notes = problem.grading_path
-        if notes.is_file() and MARGINS.start in notes.read_text(encoding="utf-8"):
+        if notes.is_file():
             documents[notes] = MARGINS.replace(
                 notes.read_text(encoding="utf-8"), margins_table(problem), notes
             )

@@ -126,3 +126,24 @@ def test_the_grading_notes_margins_are_the_record_of_grade_check(course_copy, ca
     notes = problem.grading_path.read_text(encoding="utf-8")
     assert "Python 0.1, jax 0.1 (3 secrets," in notes and "| variant `jitted_step` | <= 0.5 |" in notes
     assert "| 0.75 |" in notes.split("variant `jitted_step`")[1].splitlines()[0]
+
+
+STATEMENT_LINES = 130  # a statement a learner reads in one sitting (CONTRIBUTING: about 120)
+
+
+def test_every_statement_is_short_and_in_the_one_shape(course):
+    shape = [
+        "## Task",
+        "## Accepted forms, and look-alikes that fail",
+        "## Inputs and output",
+        "## Tolerance",
+        "## Pitfalls",
+    ]
+    for problem in course.problems():
+        text = problem.statement_path.read_text(encoding="utf-8")
+        lines = text.count("\n")
+        assert lines <= STATEMENT_LINES, f"{problem.id}: the statement has {lines} lines"
+        headings = [line for line in text.splitlines() if line.startswith("## ")]
+        assert headings == shape, f"{problem.id}: {headings}"
+        assert f"Write `{problem.signature}`" in text and "[GRADING.md](GRADING.md)" in text
+        assert problem.grading_path.is_file(), f"{problem.id} has no GRADING.md"
