@@ -43,7 +43,7 @@ def broken_links(root: Path) -> list[str]:
             if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto: and other schemes
                 continue
             file, _, fragment = target.partition("#")
-            path = (document.parent / file).resolve() if file else document
+            path = (document.parent / file).resolve() if file else document.resolve()
             if not path.exists() or (root.resolve() not in path.parents and path != root.resolve()):
                 broken.append(f"{document.relative_to(root)}: {target} (no such file)")
             elif fragment and (path.suffix != ".md" or fragment not in anchors(path)):
