@@ -62,8 +62,9 @@ def _restore(path: Path) -> object:
     import orbax.checkpoint as ocp
 
     try:
+        restore_args = ocp.args.StandardRestore(fallback_sharding=_cpu_sharding())
         with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as checkpointer:
-            return checkpointer.restore(path, args=ocp.args.StandardRestore(fallback_sharding=_cpu_sharding()))
+            return checkpointer.restore(path, args=restore_args)
     except Exception as exc:  # whatever Orbax raises, the learner gets one clear line
         first_line = (str(exc).strip().splitlines() or [""])[0][:300]
         raise Rejected(
