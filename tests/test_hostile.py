@@ -49,13 +49,17 @@ SUBMISSIONS = sorted(FOLDER.glob("*.py"))
 def test_engine_verdict_and_reason(toy_course, path):
     status, reason = expectation(path)
     timeout, memory = TIMEOUTS.get(path.stem, TIMEOUT), MEMORY.get(path.stem, Limits().memory_bytes)
-    grader = Grader(toy_course, secret=SECRET, limits=Limits(timeout=timeout, memory_bytes=memory))
+    limits = Limits(timeout=timeout, memory_bytes=memory)
+    grader = Grader(toy_course, secret=SECRET, limits=limits)
     start = time.monotonic()
     result = grader.grade_file(toy_course.problem("toy"), path)
     elapsed = time.monotonic() - start
     assert result.status is status, result.message
     assert reason in result.message and "\n" not in result.message, "a one-line reason"
-    assert elapsed < 60, f"the verdict took {elapsed:.0f} s"
+    # Within the grader's own deadline for the run, not a fixed number of seconds (which a busy machine
+    # overran: 65 s for forks_to_hoard_memory at a load of 13 on 2 cores).
+    deadline = limits.start_timeout + limits.timeout * max(len(result.cases), 1)
+    assert elapsed < deadline, f"the verdict took {elapsed:.0f} s, past the run's {deadline:.0f} s"
     if status is not Status.PASS:
         assert result.message, "a failure always says why in one line"
 
