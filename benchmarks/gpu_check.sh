@@ -23,8 +23,10 @@ command -v nvidia-smi >/dev/null && nvidia-smi -L | tee -a "$out/platform.txt"
 if [ -n "${2:-}" ]; then
     copy=$(cd "$2" && pwd)
     for mode in cpu native; do
-        for ids in "grad_accumulation bf16_train_step" "fp8_delayed_scaling mixed_precision_mlp" \
-                   "dtype_casting checkpoint_resume" "dynamic_loss_scaling loss_scaling"; do
+        # every problem of the copy, dealt round-robin to four processes
+        problems=$(ls "$copy/problems")
+        for n in 0 1 2 3; do
+            ids=$(echo "$problems" | awk -v n=$n 'NR % 4 == n')
             # shellcheck disable=SC2086
             GRADE_BACKEND=$mode PYTHONPATH="$copy" python3 benchmarks/notebook_backend_check.py "$copy" $ids \
                 >>"$out/notebook-$mode.txt" 2>>"$out/notebook-stderr.txt" &

@@ -39,11 +39,11 @@ def load(path: Path, function: str):
     return getattr(module, function)
 
 
-def landed_on(problem, fn) -> str:
+def landed_on(problem, fn, copy: Path) -> str:
     """The platforms of the arrays the function returns on practice case 1, called as grading calls it."""
-    inputs = grader.practice_case(problem.id, 1, course_root=COPY)
     if problem.harness_path:
         return "(harness)"
+    inputs = grader.practice_case(problem.id, 1, course_root=copy)
     with grading_device():
         returned = fn(**inputs)
     return (
@@ -69,27 +69,27 @@ def named(result, name: str) -> bool:
     return name in {result.pitfall.name} | tied
 
 
-COPY = Path(sys.argv[1]).resolve()
-
-
 def main() -> int:
-    made_with = json.loads((COPY / "problems" / "bf16_train_step" / "expected.json").read_text())["made_with"]
+    copy = Path(sys.argv[1]).resolve()
+    made_with = json.loads((copy / "problems" / "bf16_train_step" / "expected.json").read_text())["made_with"]
     print(f"copy made with {made_with}")
     print(
         f"graded here: Python {platform.python_version()}, jax {jax.__version__}, "
         f"default backend {jax.default_backend()}, devices {jax.devices()}"
     )
     wrong, start = [], time.time()
-    for problem in Course(COPY).problems():
+    for problem in Course(copy).problems():
         if sys.argv[2:] and problem.id not in sys.argv[2:]:
             continue
-        reference = load(CHECKOUT / "solutions" / f"{problem.id}.py", problem.function)
-        device = landed_on(problem, reference)
+        reference_path = CHECKOUT / "solutions" / f"{problem.id}.py"
+        reference = load(reference_path, problem.function)
+        device = landed_on(problem, reference, copy)
         variants = sorted((CHECKOUT / "solutions" / "variants" / problem.id).glob("*.py"))
         pitfalls = sorted((CHECKOUT / "solutions" / "pitfalls" / problem.id).glob("*.py"))
         passed = failed_named = 0
-        for path in [CHECKOUT / "solutions" / f"{problem.id}.py", *variants, *pitfalls]:
-            result = grader.grade_function(problem.id, load(path, problem.function), course_root=COPY)
+        for path in [reference_path, *variants, *pitfalls]:
+            fn = reference if path == reference_path else load(path, problem.function)
+            result = grader.grade_function(problem.id, fn, course_root=copy)
             if path.parent.parent.name != "pitfalls":
                 passed += result.passed
                 if not result.passed:

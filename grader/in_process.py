@@ -41,8 +41,9 @@ def grading_device() -> Iterator[None]:
     except RuntimeError:  # a runtime without the CPU backend (JAX_PLATFORMS=cuda in the kernel)
         yield
         return
-    if jax.default_backend() != "cpu":
-        warnings.warn(accelerator_note(jax.default_backend()), stacklevel=3)
+    backend = jax.default_backend()
+    if backend != "cpu":
+        warnings.warn(accelerator_note(backend), stacklevel=3)
     with jax.default_device(cpu):
         yield
 
