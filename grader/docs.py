@@ -1,6 +1,8 @@
 """The parts of the documents made from the problems' manifests (`problem.toml`), each kept between two marker
 lines and rewritten by `grade docs`: the course README's problem table, and in each problem's statement the
-table of its named pitfalls and the case families built to show them. The tests check that they match."""
+table of its named pitfalls and the case families built to show them; in each problem's GRADING.md the
+tolerance with the measured spread of the accepted forms, and the measured margins. The tests check that
+they match."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 
 from grader.cases import load_families
 from grader.errors import CourseError
-from grader.margins import margins_table
+from grader.margins import margins_table, tolerance_summary
 from grader.problems import Course, Problem
 
 
@@ -49,6 +51,11 @@ PITFALL_TABLE = Markers(
 MARGINS = Markers(
     "<!-- margins: made by `grade docs` from margins.toml (grade check --record); do not edit by hand -->",
     "<!-- end of margins -->",
+)
+
+TOLERANCE = Markers(
+    "<!-- tolerance: made by `grade docs` from problem.toml and margins.toml; do not edit by hand -->",
+    "<!-- end of tolerance -->",
 )
 
 
@@ -93,9 +100,8 @@ def generated(course: Course) -> dict[Path, str]:
         documents[path] = PITFALL_TABLE.replace(text, pitfall_table(problem), path)
         notes = problem.grading_path
         if notes.is_file():
-            documents[notes] = MARGINS.replace(
-                notes.read_text(encoding="utf-8"), margins_table(problem), notes
-            )
+            text = MARGINS.replace(notes.read_text(encoding="utf-8"), margins_table(problem), notes)
+            documents[notes] = TOLERANCE.replace(text, tolerance_summary(problem), notes)
     return documents
 
 

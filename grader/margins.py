@@ -93,6 +93,48 @@ def margins_table(problem: Problem) -> str:
     return "\n".join(rows)
 
 
+def _rtol(rtol: float) -> str:
+    """`rtol` as written for a reader: a power of two as 2^-k with its decimal value."""
+    exponent = math.log2(rtol) if rtol > 0 else 0.0
+    if rtol > 0 and exponent == int(exponent):
+        return f"2^{int(exponent)} = {rtol:g}"
+    return f"{rtol:g}"
+
+
+def _extreme(entry: dict, kind: str, pick) -> str:
+    ratios = entry.get(kind, {})
+    if not ratios:
+        return "none recorded"
+    name = pick(ratios, key=lambda n: (ratios[n], n))
+    return f"{_ratio(ratios[name])} (`{name}`)"
+
+
+def tolerance_summary(problem: Problem) -> str:
+    """The Tolerance section's numbers: the tolerance as `problem.toml` sets it and, per platform measured,
+    the accepted forms' largest error and the named mistakes' smallest, both over the tolerance."""
+    tolerance = problem.tolerance
+    lines = [
+        f"An entry passes when `|got - expected| <= atol + rtol * |expected|`, with `rtol = "
+        f"{_rtol(tolerance.rtol)}` and `atol = {tolerance.atol:g}` (`problem.toml`)."
+    ]
+    record = read(problem)
+    if not record:
+        return lines[0] + " Not measured yet: run `grade check ID --secrets 20 --families --record`."
+    lines += [
+        "",
+        "| platform (`grade check --record`) | accepted forms' largest error / tolerance | "
+        "pitfalls' smallest, on their families | natural mistakes' smallest |",
+        "|---|---|---|---|",
+    ]
+    for label in sorted(record):
+        entry = record[label]
+        lines.append(
+            f"| {label}, {entry['secrets']} secrets | {_extreme(entry, 'variant', max)} | "
+            f"{_extreme(entry, 'pitfall', min)} | {_extreme(entry, 'mistake', min)} |"
+        )
+    return "\n".join(lines)
+
+
 def record_check(problem: Problem, findings: Iterable, secrets: int) -> None:
     """Records what a check of `problem` measured on this platform (its pitfall, variant and mistake rows)."""
     rows = [(f.kind, f.name, f.ratio) for f in findings if f.kind in KINDS and f.ratio is not None]

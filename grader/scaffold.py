@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from grader.check_files import MIN_MISTAKES, TODO_MARKER
-from grader.docs import PITFALL_TABLE
+from grader.docs import MARGINS, PITFALL_TABLE, TOLERANCE
 from grader.errors import UsageError
 from grader.problems import Course
 
@@ -109,14 +109,23 @@ wrong. Nothing here is a rule the statement does not state.
 
 ## Tolerance
 
-{todo}: where rtol and atol come from: the compute dtype, and the measured spread of correct variants
-(`grade check {id} --secrets 20 --families`, on every platform the project declares).
+{tolerance_start}
+{tolerance_end}
+
+{todo}: where rtol and atol come from: the compute dtype, and why correct variants can differ. The numbers
+above and below are written by `grade docs` from `grade check {id} --secrets 20 --families --record`, run
+on every platform the project declares.
 
 ## Why each mistake shows
 
 ### `example_mistake`: {todo}: the mistake
 
 {todo}: what it does to the numbers, on which families, or that the cases cannot show it.
+
+## Measured margins
+
+{margins_start}
+{margins_end}
 
 ## Practice and hidden cases
 
@@ -176,6 +185,8 @@ def new_problem(course: Course, problem_id: str) -> list[Path]:
     order = max([p.order for p in course.problems(drafts=True)] + [0]) + 1
     fields = {"id": problem_id, "todo": TODO_MARKER, "order": order}
     fields.update(pitfall_table_start=PITFALL_TABLE.start, pitfall_table_end=PITFALL_TABLE.end)
+    fields.update(tolerance_start=TOLERANCE.start, tolerance_end=TOLERANCE.end)
+    fields.update(margins_start=MARGINS.start, margins_end=MARGINS.end)
     folder = course.problems_dir / problem_id
     solutions = course.solutions_dir
     files = {

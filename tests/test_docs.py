@@ -128,6 +128,27 @@ def test_the_grading_notes_margins_are_the_record_of_grade_check(course_copy, ca
     assert "| 0.75 |" in notes.split("variant `jitted_step`")[1].splitlines()[0]
 
 
+def test_the_grading_notes_tolerance_is_the_manifests_and_the_records(course_copy, capsys):
+    problem = course_copy.problem("bf16_train_step")
+    manifest = problem.directory / "problem.toml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("rtol = 0.03125", "rtol = 0.0625"))
+    assert main(["docs", "--check"]) == 1  # the tolerance GRADING.md states is no longer the manifest's
+    assert "problems/bf16_train_step/GRADING.md" in capsys.readouterr().out
+    assert main(["docs"]) == 0 and main(["docs", "--check"]) == 0
+    notes = problem.grading_path.read_text(encoding="utf-8")
+    tolerance = notes.split("## Tolerance")[1].split("## Why")[0]
+    assert "`rtol = 2^-4 = 0.0625` and `atol = 1e-09`" in tolerance
+    record = margins_record(problem)
+    spread = max(r["variant"]["jitted_step"] for r in record.values())
+    assert f"{spread:.3g} (`jitted_step`)" in tolerance  # the accepted forms' spread is the check's
+
+
+def margins_record(problem):
+    from grader import margins
+
+    return margins.read(problem)
+
+
 STATEMENT_LINES = 130  # a statement a learner reads in one sitting (CONTRIBUTING: about 120)
 
 
