@@ -98,6 +98,16 @@ NOT_ABOUT_DTYPES = {  # (problem, pitfall file): why no dtype difference is expe
         ("grad_accumulation", name): _SAME_DTYPES
         for name in ("window_as_one_product", "window_as_one_product--summed_losses")
     },
+    **{  # which steps update the average, by which formula, from which start, and which weights are scored
+        ("weight_ema", name): _SAME_DTYPES
+        for name in (
+            "decay_swapped",
+            "ema_updated_on_skipped_step",
+            "ema_zero_start",
+            "ema_zero_start--debiased",
+            "eval_with_training_weights",
+        )
+    },
     **{  # the delayed scales: which amaxes they come from, and how they are applied
         ("fp8_delayed_scaling", name): _SAME_DTYPES
         for name in (
