@@ -95,9 +95,8 @@ def margins_table(problem: Problem) -> str:
 
 def _rtol(rtol: float) -> str:
     """`rtol` as written for a reader: a power of two as 2^-k with its decimal value."""
-    exponent = math.log2(rtol) if rtol > 0 else 0.0
-    if rtol > 0 and exponent == int(exponent):
-        return f"2^{int(exponent)} = {rtol:g}"
+    if rtol > 0 and math.log2(rtol).is_integer():
+        return f"2^{int(math.log2(rtol))} = {rtol:g}"
     return f"{rtol:g}"
 
 

@@ -138,15 +138,11 @@ def test_the_grading_notes_tolerance_is_the_manifests_and_the_records(course_cop
     notes = problem.grading_path.read_text(encoding="utf-8")
     tolerance = notes.split("## Tolerance")[1].split("## Why")[0]
     assert "`rtol = 2^-4 = 0.0625` and `atol = 1e-09`" in tolerance
-    record = margins_record(problem)
-    spread = max(r["variant"]["jitted_step"] for r in record.values())
-    assert f"{spread:.3g} (`jitted_step`)" in tolerance  # the accepted forms' spread is the check's
-
-
-def margins_record(problem):
     from grader import margins
 
-    return margins.read(problem)
+    record = margins.read(problem)
+    spread = max(r["variant"]["jitted_step"] for r in record.values())
+    assert f"{spread:.3g} (`jitted_step`)" in tolerance  # the accepted forms' spread is the check's
 
 
 STATEMENT_LINES = 130  # a statement a learner reads in one sitting (CONTRIBUTING: about 120)
