@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.problems import Course  # noqa: E402
+from grader.course.problems import Course  # noqa: E402
 from grader.settings import PROTECTIONS  # noqa: E402
 
 FLOOR = "import jax, flax, optax; jax.numpy.ones(3).sum().block_until_ready()"
@@ -55,10 +55,10 @@ import importlib.util, sys
 from pathlib import Path
 import jax, flax, optax, numpy as np
 sys.path.insert(0, sys.argv[1])
-from grader.cases import make_cases
-from grader.problems import Course
+from grader.course.cases import make_cases
+from grader.course.problems import Course
 course = Course(Path(sys.argv[1]))
-from grader.child import load_harness
+from grader.child.main import load_harness
 import tempfile
 secret = sys.argv[3] if len(sys.argv) > 3 else None
 for problem in course.problems():

@@ -24,8 +24,8 @@ from pathlib import Path
 import jax
 
 import grader
-from grader.in_process import grading_device
-from grader.problems import Course, pitfall_name
+from grader.course.problems import Course, pitfall_name
+from grader.grading.in_process import grading_device
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader.cases import SECRET_ENV, make_cases
+from grader.course.cases import SECRET_ENV, make_cases
+from grader.course.problems import Course, find_course
+from grader.course.secret import environment_secret, take_secret
 from grader.errors import UsageError
-from grader.grading import Grader
-from grader.limits import Limits
-from grader.problems import Course, find_course
+from grader.grading.grader import Grader
 from grader.results import CaseResult, GradeReport, MatchedPitfall, ProblemResult, Status
-from grader.secret import environment_secret, take_secret
+from grader.running.limits import Limits
 from grader.settings import Settings
 
 

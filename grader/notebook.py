@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from grader import grade_function
-from grader.cli_grade import hint_footer
+from grader.command.grade import hint_footer
+from grader.course.problems import Course, find_course
 from grader.errors import UsageError
-from grader.problems import Course, find_course
 from grader.report.html import render_problem_html
 from grader.report.plain_text import render_problem
 from grader.report.plot import series_png

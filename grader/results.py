@@ -189,7 +189,7 @@ class Sandbox:
 @dataclass(frozen=True)
 class PrecisionProfile:
     """Where the learner's dtypes differ from the reference's, from tracing both on one practice case
-    (grader/profile.py, grader/profile_compare.py). Advice: it never changes a verdict."""
+    (grader/profile/profiler.py, grader/profile/compare.py). Advice: it never changes a verdict."""
 
     case: int  # the index of the practice case traced
     differences: tuple[str, ...] = ()  # in the learner's terms, first differences first

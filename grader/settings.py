@@ -1,9 +1,8 @@
 """The grader's settings: the GRADE_* environment, read once into a frozen `Settings` by each command (or by
 the library's entry points) and passed down; and the environment a child gets.
 
-GRADE_SECRET is not among them: grader/secret.py reads it and takes it out of the process at once, so that it
-never travels in a value handed to every part of the grader.
-"""
+GRADE_SECRET is not among them: grader/course/secret.py reads it and takes it out of the process at once, so
+that it never travels in a value handed to every part of the grader. """
 
 from __future__ import annotations
 
@@ -13,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import kernel_cache
 from grader.errors import CourseError
+from grader.running import kernel_cache
 
 CACHE_ENV = "GRADE_CACHE_DIR"
 SANDBOX_ENV = "GRADE_SANDBOX"  # a command that runs learner code in an OS sandbox (docs/security.md)
@@ -121,10 +120,10 @@ class Settings:
             raise CourseError(f"{SANDBOX_ENV} is not a valid command line: {exc}") from None
 
     def compilation_cache(self, learner: str | None) -> Path | None:
-        """Returns the folder where a child keeps JAX's compiled kernels between runs, or None when off:
-        the course's own (`learner` None), or one learner's own (grader/kernel_cache.py). A learner gets
-        none where unnamed (""), or where Landlock is off, since nothing would keep their child out of
-        other learners' folders. JAX keys each entry by the computation, the JAX version and the backend."""
+        """Returns the folder where a child keeps JAX's compiled kernels between runs, or None when off: the
+        course's own (`learner` None), or one learner's own (grader/running/kernel_cache.py). A learner gets
+        none where unnamed (""), or where Landlock is off, since nothing would keep their child out of other
+        learners' folders. JAX keys each entry by the computation, the JAX version and the backend."""
         root = self.cache_root
         if root is None:
             return None
@@ -153,7 +152,7 @@ class Settings:
         if cache is not None:
             # Made here: a child in the Landlock sandbox may write beneath it, but could not create it.
             cache.mkdir(parents=True, exist_ok=True)
-            os.utime(cache)  # in use: the last folders pruned (grader/kernel_cache.py)
+            os.utime(cache)  # in use: the last folders pruned (grader/running/kernel_cache.py)
             env.update(
                 JAX_COMPILATION_CACHE_DIR=str(cache),
                 # Keep every kernel: op-by-op (eager) code compiles many small ones, each in milliseconds.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.problems import Course
+from grader.course.problems import Course
 from grader.settings import CACHE_ENV, Settings
 
 ROOT = Path(__file__).resolve().parent.parent

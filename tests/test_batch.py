@@ -16,11 +16,11 @@ from typing import NamedTuple
 import pytest
 from conftest import TOY_ROOT
 
-from grader import batch
-from grader.checkout import LearnerCheckout
-from grader.cli import main
+from grader.classroom import batch
+from grader.command.main import main
+from grader.course.checkout import LearnerCheckout
 from grader.errors import CourseError, UsageError
-from grader.grading import Grader
+from grader.grading.grader import Grader
 from grader.report import write_file
 from grader.results import Status
 

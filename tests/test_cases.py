@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import PROBLEMS
 
-from grader.cases import hidden_seed, load_families, make_cases, practice_seed
+from grader.course.cases import hidden_seed, load_families, make_cases, practice_seed
 
 
 def _same_inputs(a, b) -> bool:

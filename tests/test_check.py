@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.cli import main
-from grader.problems import Course
+from grader.command.main import main
+from grader.course.problems import Course
 
 HARNESS_PROBLEM = Path(__file__).resolve().parent / "harness_problem"
 
@@ -160,8 +160,8 @@ def test_new_refuses_an_existing_or_invalid_id(course, problem_id, capsys):
 
 
 def test_record_keeps_what_the_check_measured_per_platform_for_the_grading_notes(course, capsys, monkeypatch):
-    from grader import margins
-    from grader.docs import MARGINS
+    from grader.authoring import margins
+    from grader.authoring.docs import MARGINS
 
     problem = course.problem("toy_resume")
     notes = problem.grading_path

@@ -16,8 +16,8 @@ import jsonschema
 import pytest
 import yaml
 
-from grader.cli_batch import batch_parser as _batch_parser
-from grader.cli_grade import grade_parser as _grade_parser
+from grader.command.batch import batch_parser as _batch_parser
+from grader.command.grade import grade_parser as _grade_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 CI = ROOT / "ci"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.cli import main
+from grader.command.main import main
 
 SOLVED = """\
 import numpy as np

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader.compare import compare_outputs
-from grader.problems import Tolerance
-from grader.protocol import Returned
+from grader.course.problems import Tolerance
+from grader.grading.compare import compare_outputs
+from grader.running.protocol import Returned
 
 TOL = Tolerance(rtol=1e-3, atol=1e-6)
 RETURNS = "float32 array of shape (3,)"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.problems import Course, pitfall_name
+from grader.course.problems import Course, pitfall_name
 
 ROOT = Path(__file__).resolve().parents[1]
 

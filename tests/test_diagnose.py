@@ -11,14 +11,14 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 
-from grader.diagnose import Diagnosis, diagnose
-from grader.grading import Grader
-from grader.naming import Naming, _break_tie, _same_dtypes, naming_note
-from grader.profile_compare import runs_the_mistakes_dtypes
-from grader.protocol import Returned
+from grader.grading.diagnose import Diagnosis, diagnose
+from grader.grading.grader import Grader
+from grader.grading.naming import Naming, _break_tie, _same_dtypes, naming_note
+from grader.profile.compare import runs_the_mistakes_dtypes
 from grader.report.json_document import render_json
 from grader.report.plain_text import render_text
 from grader.results import ClosestPitfall, GradeReport, MatchedPitfall, Status
+from grader.running.protocol import Returned
 
 
 def test_a_pitfall_the_cases_cannot_show_is_never_named(toy_course):

@@ -9,10 +9,10 @@ import shutil
 import pytest
 from conftest import PROBLEMS
 
-from grader.check_files import statement_findings
-from grader.cli import main
-from grader.docs import PITFALL_TABLE, PROBLEM_TABLE, pitfall_table, problem_table, update_docs
-from grader.problems import Course
+from grader.authoring.check_files import statement_findings
+from grader.authoring.docs import PITFALL_TABLE, PROBLEM_TABLE, pitfall_table, problem_table, update_docs
+from grader.command.main import main
+from grader.course.problems import Course
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_the_generated_table_does_not_count_as_the_statement_naming_a_pitfall(co
 
 
 def test_the_grading_notes_margins_are_the_record_of_grade_check(course_copy, capsys):
-    from grader import margins
+    from grader.authoring import margins
 
     problem = course_copy.problem("bf16_train_step")
     assert main(["docs", "--check"]) == 0
@@ -138,7 +138,7 @@ def test_the_grading_notes_tolerance_is_the_manifests_and_the_records(course_cop
     notes = problem.grading_path.read_text(encoding="utf-8")
     tolerance = notes.split("## Tolerance")[1].split("## Why")[0]
     assert "`rtol = 2^-4 = 0.0625` and `atol = 1e-09`" in tolerance
-    from grader import margins
+    from grader.authoring import margins
 
     record = margins.read(problem)
     spread = max(r["variant"]["jitted_step"] for r in record.values())

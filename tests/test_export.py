@@ -12,11 +12,11 @@ import pytest
 from conftest import PROBLEM_IDS, ROOT
 from markdown_links import broken_links
 
-from grader.cli import main
+from grader.classroom.export import export_course
+from grader.command.main import main
+from grader.course.problems import Course
 from grader.errors import CourseError, UsageError
-from grader.export import export_course
-from grader.grading import Grader
-from grader.problems import Course
+from grader.grading.grader import Grader
 from grader.results import Status
 
 
@@ -87,7 +87,7 @@ def test_the_real_course_exports_and_its_copy_grades_with_its_own_grader(tmp_pat
         key: value for key, value in os.environ.items() if key not in ("GRADE_SECRET", "GRADE_COURSE_ROOT")
     }
     exported = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "export", str(dest)],
+        [sys.executable, "-m", "grader", "export", str(dest)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -111,7 +111,8 @@ def test_the_real_course_exports_and_its_copy_grades_with_its_own_grader(tmp_pat
     problem = "bf16_train_step"
     variant = next((ROOT / "solutions" / "variants" / problem).glob("*.py"))
     pitfall = ROOT / "solutions" / "pitfalls" / problem / "final_loss_in_fp32.py"
-    code = "import grader, sys; from grader.cli import main; assert grader.__file__.startswith(sys.argv[1]); "
+    code = "import grader, sys; from grader.command.main import main; "
+    code += "assert grader.__file__.startswith(sys.argv[1]); "
     code += "sys.exit(main(sys.argv[2:]))"
 
     def grade(*argv: str) -> subprocess.CompletedProcess:

@@ -370,14 +370,14 @@ def test_the_protections_switched_off_are_in_every_report(toy_course, tmp_path):
 
 
 def test_a_pass_needs_every_case_to_come_back(toy_course):
-    """The one place that decides a pass (grader/verdicts.py), for each way of not finishing."""
-    from grader.cases import make_cases
-    from grader.limits import Limits
-    from grader.outcomes import CaseOutcome, LoadFailure, RunOutcome
-    from grader.protocol import Returned
+    """The one place that decides a pass (grader/grading/verdicts.py), for each way of not finishing."""
+    from grader.course.cases import make_cases
+    from grader.grading.verdicts import case_result, summarise
     from grader.results import Status
+    from grader.running.limits import Limits
+    from grader.running.outcomes import CaseOutcome, LoadFailure, RunOutcome
+    from grader.running.protocol import Returned
     from grader.settings import Settings
-    from grader.verdicts import case_result, summarise
 
     problem = toy_course.problem("toy")
     cases = make_cases(problem)
@@ -441,10 +441,10 @@ def test_a_run_the_grader_cannot_make_is_the_graders_error_never_a_pass(toy_cour
     any case, which once left a problem with no case results, and so a pass."""
     import errno
 
-    from grader import isolation
-    from grader.grading import Grader
-    from grader.limits import Limits
+    from grader.grading.grader import Grader
     from grader.results import Status
+    from grader.running import isolation
+    from grader.running.limits import Limits
     from grader.settings import Settings
 
     def fails(*args, **kwargs):

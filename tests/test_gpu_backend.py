@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import grade_function, packages, sandbox
+from grader import grade_function
+from grader.classroom.notebooks import setup_source
 from grader.errors import CourseError
-from grader.grading import Grader
-from grader.limits import Limits
-from grader.notebooks import setup_source
-from grader.output_cache import platform_fingerprint
+from grader.expected.output_cache import platform_fingerprint
+from grader.grading.grader import Grader
 from grader.results import Status
+from grader.running import packages, sandbox
+from grader.running.limits import Limits
 from grader.settings import Settings, jax_platforms
 
 FOLDER = Path(__file__).parent / "submissions"

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from grader import grade_function
-from grader.discrimination import checking_limits, discrimination_table
-from grader.grading import Grader
-from grader.problems import Course
+from grader.authoring.discrimination import checking_limits, discrimination_table
+from grader.course.problems import Course
+from grader.grading.grader import Grader
 from grader.results import Status
 
 HARNESS_PROBLEM = Path(__file__).resolve().parent / "harness_problem"

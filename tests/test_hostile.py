@@ -16,13 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.cases import make_cases
-from grader.cli import main
-from grader.grading import Grader
-from grader.limits import Limits
+from grader.command.main import main
+from grader.course.cases import make_cases
+from grader.grading.grader import Grader
 from grader.report import FORMATS
 from grader.report.plain_text import render_problem
 from grader.results import Status
+from grader.running.limits import Limits
 from grader.settings import Settings
 
 FOLDER = Path(__file__).parent / "submissions"
@@ -129,7 +129,7 @@ def test_cpu_time_limit_stops_a_busy_child_before_its_wall_clock_limit(toy_cours
 
 def test_memory_watch_stops_a_child_where_no_address_space_limit_is_set(toy_course, monkeypatch):
     # On GPU installs the address-space limit is off and only the resident-memory watch holds.
-    monkeypatch.setattr("grader.jobs.address_space_limit", lambda limits: None)
+    monkeypatch.setattr("grader.running.jobs.address_space_limit", lambda limits: None)
     grader = Grader(toy_course, limits=Limits(timeout=60, memory_bytes=1 << 30))
     result = grader.grade_file(toy_course.problem("toy"), FOLDER / "takes_8_gib.py")
     assert result.status is Status.ERROR

@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
-from grader.grading import Grader
-from grader.limits import Limits
+from grader.grading.grader import Grader
 from grader.results import Status
+from grader.running.limits import Limits
 from grader.settings import Settings
 
 

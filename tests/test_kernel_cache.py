@@ -1,11 +1,12 @@
-"""Each learner's compiled kernels in a folder of their own, bounded and cleaned (grader/kernel_cache.py)."""
+"""Each learner's compiled kernels in a folder of their own, bounded and cleaned
+(grader/running/kernel_cache.py)."""
 
 from __future__ import annotations
 
 import os
 import time
 
-from grader import kernel_cache
+from grader.running import kernel_cache
 
 
 def _file(path, size: int, age_seconds: float) -> None:

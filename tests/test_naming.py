@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import time
 
-from grader.cases import make_cases
-from grader.grading import Grader
-from grader.isolation import IsolatedRun
-from grader.jobs import Job
-from grader.limits import Limits
-from grader.naming import naming_label
+from grader.course.cases import make_cases
+from grader.grading.grader import Grader
+from grader.grading.naming import naming_label
 from grader.results import Status
-from grader.submission import Submission
+from grader.running.isolation import IsolatedRun
+from grader.running.jobs import Job
+from grader.running.limits import Limits
+from grader.running.submission import Submission
 
 
 def _names(result) -> list[str]:

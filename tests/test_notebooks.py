@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 from conftest import PROBLEM_IDS, PROBLEMS, ROOT
 
-from grader.cli import main
+from grader.classroom.export import export_course
+from grader.classroom.notebooks import NOTEBOOKS_DIR, notebook_text, setup_source
+from grader.command.main import main
+from grader.course.hints import load_hints
+from grader.course.problems import Course
 from grader.errors import UsageError
-from grader.export import export_course
-from grader.hints import load_hints
 from grader.notebook import installed_from
-from grader.notebooks import NOTEBOOKS_DIR, notebook_text, setup_source
-from grader.problems import Course
 from grader.report.html import render_problem_html
 from grader.report.plot import series_png
 from grader.results import CaseResult, MatchedPitfall, ProblemResult, Status

@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import output_cache, trusted
-from grader.cases import make_cases
-from grader.cli import main
-from grader.grading import Grader
-from grader.isolation import IsolatedRun
-from grader.limits import Limits
+from grader.command.main import main
+from grader.course.cases import make_cases
+from grader.expected import output_cache, trusted
+from grader.expected.trusted import REFERENCE, TrustedOutputs, TrustedRequest
+from grader.grading.grader import Grader
 from grader.results import Status
+from grader.running.isolation import IsolatedRun
+from grader.running.limits import Limits
 from grader.settings import CACHE_ENV, Settings
-from grader.trusted import REFERENCE, TrustedOutputs, TrustedRequest
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 from conftest import COURSE, PROBLEMS, problem_params
 
-from grader.check import DEFAULT_SECRETS, PITFALL_AIM, VARIANT_AIM, check_problems
-from grader.check_files import Verdict
-from grader.grading import Grader
-from grader.limits import Limits
+from grader.authoring.check import DEFAULT_SECRETS, PITFALL_AIM, VARIANT_AIM, check_problems
+from grader.authoring.check_files import Verdict
+from grader.grading.grader import Grader
 from grader.results import Status
+from grader.running.limits import Limits
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
-"""Precision profiles (grader/profile.py) and their comparison (grader/profile_compare.py): on one practice
-case, every pitfall file whose mistake is about dtypes shows a difference from the reference that names a
-line of that file, and every correct variant shows none. In this process: traced where tracing can follow
-the code, run (recorded) where it cannot and where a harness makes the calls.
+"""Precision profiles (grader/profile/profiler.py) and their comparison (grader/profile/compare.py): on one
+practice case, every pitfall file whose mistake is about dtypes shows a difference from the reference that
+names a line of that file, and every correct variant shows none. In this process: traced where tracing can
+follow the code, run (recorded) where it cannot and where a harness makes the calls.
 
 Every problem is profiled (PROFILED); every pitfall file is either expected to show a difference or listed
 below with the reason it does not."""
@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from conftest import COURSE, PROBLEM_IDS
 
-from grader.cases import make_cases
-from grader.child import load_harness
-from grader.profile import ROLES, profile, signature
-from grader.profile_compare import compare_profiles
+from grader.child.main import load_harness
+from grader.course.cases import make_cases
+from grader.profile.compare import compare_profiles
+from grader.profile.profiler import ROLES, profile, signature
 
 PROFILED = PROBLEM_IDS  # a new problem is profiled the moment it exists: its pitfalls show or are listed
 

@@ -1,7 +1,8 @@
-"""Precision profiles in grading (grader/profile.py through the child, the trusted child and the reports):
-a failed answer is traced on a practice case and compared with the reference, a passing one is not traced
-at all; the profile never changes a verdict; hidden mode traces only practice cases; a trace that fails or
-hangs costs the profile, nothing else. The profile's own rules, per problem, are in tests/test_profile.py."""
+"""Precision profiles in grading (grader/profile/profiler.py through the child, the trusted child and the
+reports): a failed answer is traced on a practice case and compared with the reference, a passing one is not
+traced at all; the profile never changes a verdict; hidden mode traces only practice cases; a trace that fails
+or hangs costs the profile, nothing else. The profile's own rules, per problem, are in
+tests/test_profile.py."""
 
 from __future__ import annotations
 
@@ -11,20 +12,21 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import isolation, trusted
-from grader.cases import PROFILE_CASE, make_cases
-from grader.cli import main
+from grader.command.main import main
+from grader.course.cases import PROFILE_CASE, make_cases
 from grader.errors import UsageError
-from grader.grading import Grader
-from grader.limits import Limits
-from grader.output_cache import practice_store, profile_key
-from grader.profile import ROLES
-from grader.protocol import decode_profile
+from grader.expected import trusted
+from grader.expected.output_cache import practice_store, profile_key
+from grader.expected.trusted import _digest
+from grader.grading.grader import Grader
+from grader.profile.profiler import ROLES
 from grader.report.html import render_problem_html
 from grader.report.plain_text import render_problem
 from grader.report.profile_table import side_by_side
 from grader.results import GradeReport, Status
-from grader.trusted import _digest
+from grader.running import isolation
+from grader.running.limits import Limits
+from grader.running.protocol import decode_profile
 
 # Each call prints a line, so that the report's stdout counts the calls: the cases', and the trace's.
 COUNTED = "import jax.numpy as jnp\n\n\ndef scaled_sum(x, scale):\n    print('called')\n"

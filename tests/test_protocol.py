@@ -15,15 +15,15 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from grader import isolation
-from grader.cases import make_cases
-from grader.isolation import IsolatedRun
-from grader.jobs import Job
-from grader.limits import Limits
-from grader.protocol import MAX_LINE, ProtocolError, parse_event
+from grader.course.cases import make_cases
+from grader.grading.verdicts import case_result, summarise
 from grader.results import Status
-from grader.submission import Submission
-from grader.verdicts import case_result, summarise
+from grader.running import isolation
+from grader.running.isolation import IsolatedRun
+from grader.running.jobs import Job
+from grader.running.limits import Limits
+from grader.running.protocol import MAX_LINE, ProtocolError, parse_event
+from grader.running.submission import Submission
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
@@ -127,8 +127,8 @@ def test_a_line_longer_than_any_the_child_sends_is_a_protocol_error():
     assert _checked(b" " * (MAX_LINE + 1)) is None
 
 
-# Whole streams: a stand-in for grader/child.py that drains its request and writes a given stream of bytes
-# on the result pipe, through the real IsolatedRun and the real verdict.
+# Whole streams: a stand-in for grader/child/main.py that drains its request and writes a given stream of
+# bytes on the result pipe, through the real IsolatedRun and the real verdict.
 STAND_IN = """
 import base64, os, sys
 with os.fdopen(int(sys.argv[1]), "rb") as request:
@@ -139,7 +139,7 @@ os.write(int(sys.argv[2]), base64.b64decode({stream!r}))
 
 @pytest.fixture(scope="module")
 def toy_problem(tmp_path_factory):
-    from grader.problems import Course
+    from grader.course.problems import Course
 
     course = Course(Path(__file__).parent / "toy_course")
     problem = course.problem("toy")

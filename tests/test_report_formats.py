@@ -16,8 +16,8 @@ import junitparser
 import pytest
 from conftest import TEST_SECRET, TOY_ROOT
 
-from grader.grading import Grader
-from grader.problems import Course
+from grader.course.problems import Course
+from grader.grading.grader import Grader
 from grader.report import FORMATS, render, write_reports
 from grader.report.github import append_step_summary, render_github, render_step_summary
 from grader.report.gradescope import render_gradescope

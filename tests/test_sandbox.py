@@ -21,12 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from grader import grade_function, landlock
-from grader import processes as processes_module
+from grader import grade_function
+from grader.child import landlock
 from grader.errors import UsageError
-from grader.grading import Grader
-from grader.limits import Limits
+from grader.grading.grader import Grader
 from grader.results import Status
+from grader.running import processes as processes_module
+from grader.running.limits import Limits
 from grader.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
-"""The seccomp filter (grader/seccomp.py): after it, a process opens no socket of any kind, while socketpair,
-numpy, JAX and subprocesses still work, and whatever it starts is filtered too.
+"""The seccomp filter (grader/child/seccomp.py): after it, a process opens no socket of any kind, while
+socketpair, numpy, JAX and subprocesses still work, and whatever it starts is filtered too.
 
 Each check runs in a fresh interpreter that loads the module by path, as the grading child does. The same
 script runs once with the filter and once without (the control), so that every assertion about the filtered

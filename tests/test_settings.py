@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from grader.errors import CourseError
-from grader.limits import Limits
-from grader.sandbox import sandbox_prefix, sandbox_request
+from grader.running.limits import Limits
+from grader.running.sandbox import sandbox_prefix, sandbox_request
 from grader.settings import Settings
 
 

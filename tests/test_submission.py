@@ -1,5 +1,5 @@
 """A submission is the bytes of one regular file, read once, never what a link points to
-(grader/submission.py)."""
+(grader/running/submission.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from grader.submission import MAX_SUBMISSION_BYTES, SubmissionRefused, read_submission
+from grader.running.submission import MAX_SUBMISSION_BYTES, SubmissionRefused, read_submission
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader import practice_case
-from grader.cases import make_cases
+from grader.course.cases import make_cases
 from grader.report.plain_text import render_problem
 from grader.results import CaseResult, ProblemResult, Status, entry_name
 

@@ -8,12 +8,12 @@ import queue
 import threading
 import time
 
-from grader import progress
-from grader.checkout import LearnerCheckout
-from grader.grading import Grader
-from grader.limits import Limits
+from grader.classroom.watch import stub_changes, watch_loop
+from grader.course import progress
+from grader.course.checkout import LearnerCheckout
+from grader.grading.grader import Grader
 from grader.results import Status
-from grader.watch import stub_changes, watch_loop
+from grader.running.limits import Limits
 
 SOLVED_TOY = (
     "import numpy as np\n\n\ndef scaled_sum(x, scale):\n"

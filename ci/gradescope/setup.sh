@@ -20,7 +20,7 @@ chmod -R go-rwx /autograder/source/solutions /autograder/source/grade_secret
 # the learner's code and never the reference.
 cd /autograder/source
 if [ -f grade_secret ]; then
-    GRADE_SECRET="$(cat grade_secret)" /autograder/venv/bin/python -m grader.cli prepare
+    GRADE_SECRET="$(cat grade_secret)" /autograder/venv/bin/python -m grader prepare
 else
-    /autograder/venv/bin/python -m grader.cli prepare
+    /autograder/venv/bin/python -m grader prepare
 fi

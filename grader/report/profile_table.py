@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import textwrap
 
-from grader.profile import ROLES, signature
+from grader.profile.profiler import ROLES, signature
 from grader.results import PrecisionProfile, ProblemResult
 
 _WIDTH = 100
-_LISTED = (  # what the profile lists (grader/profile.py's roles), as both texts say it
+_LISTED = (  # what the profile lists (grader/profile/profiler.py's roles), as both texts say it
     "matmuls, reductions, 16-bit running sums, exp and log, scalings by a scalar, casts, and operations "
     "that mix dtypes"
 )

@@ -1,3 +1,3 @@
 """Expect: error: may not import 'grader'"""
 
-import grader.trusted  # noqa: F401
+import grader.expected.trusted  # noqa: F401

@@ -1,0 +1,2 @@
+"""For problem authors: `grade check` (is a problem sound, its margins per family), `grade new`, `grade
+docs`."""

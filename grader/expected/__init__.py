@@ -1,0 +1,2 @@
+"""Where expected outputs come from: the course's own files run in a trusted child, and the stores that keep
+them."""

@@ -1,0 +1,1 @@
+"""Precision profiles: what ran in which dtype, traced in a child, and compared with the reference's."""

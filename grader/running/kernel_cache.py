@@ -1,0 +1,85 @@
+"""Where children keep JAX's compiled kernels between runs: one folder for the course's own code, and one
+folder per learner, bounded in size and cleaned.
+
+An entry of JAX's compilation cache is an executable stored under a key that names the computation, so
+whoever can write a cache folder decides what another process reading it runs: a submission that stores a
+different executable under the key of a common kernel (a float32 reshape) would make every classmate graded
+after it fail, and could read their compiled code. So no learner ever reads a folder another learner or the
+course wrote to: each learner (a checkout, a roster folder, a submitted file) has a folder of their own,
+which Landlock lets only that learner's child write (grader/child/landlock.py), and the course's folder is
+written and read by the course's own runs alone. Where Landlock does not hold, learner children get no
+cache on disk at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import stat
+import time
+from pathlib import Path
+
+from grader.running.folders import usage
+
+COURSE = "jax-course"
+LEARNERS = "jax-learners"
+LEARNER_BYTES = 256 << 20  # one learner's kernels: a whole course compiles to about 20 MB
+ALL_LEARNERS_BYTES = 2 << 30  # every learner's together, on one machine
+UNUSED_SECONDS = 30 * 24 * 3600  # a learner folder untouched this long goes
+
+
+def course_cache(root: Path) -> Path:
+    return root / COURSE
+
+
+def learner_cache(root: Path, learner: str) -> Path:
+    """The folder of one learner's kernels; `learner` names the learner (a checkout's path, say)."""
+    return root / LEARNERS / hashlib.sha256(learner.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
+def shared_learner_cache(root: Path) -> Path:
+    """The one folder every learner once shared (GRADE_TEST_UNPROTECTED=private-cache shows why not)."""
+    return root / "jax-submissions"
+
+
+def _files(folder: Path) -> list[tuple[float, int, Path]]:
+    """(modified, size, path) of every file beneath `folder`, oldest first; links are not followed."""
+    found = []
+    for path in folder.rglob("*"):
+        with contextlib.suppress(OSError):
+            info = path.lstat()
+            if not stat.S_ISDIR(info.st_mode):
+                found.append((info.st_mtime, info.st_size, path))
+    return sorted(found)
+
+
+def prune(folder: Path, limit: int = LEARNER_BYTES) -> None:
+    """Removes the oldest files of one learner's folder until what is left fits in `limit` bytes."""
+    files = _files(folder)
+    total = sum(size for _, size, _ in files)
+    for _, size, path in files:
+        if total <= limit:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+            total -= size
+
+
+def prune_learners(root: Path, limit: int = ALL_LEARNERS_BYTES, unused: float = UNUSED_SECONDS) -> None:
+    """Removes the learner folders untouched for `unused` seconds, then the least recently used ones until
+    the rest fit in `limit` bytes."""
+    parent = root / LEARNERS
+    if not parent.is_dir():
+        return
+    folders = []
+    for folder in parent.iterdir():
+        with contextlib.suppress(OSError):
+            folders.append((folder.stat().st_mtime, usage(folder)[0], folder))
+    folders.sort()
+    total = sum(size for _, size, _ in folders)
+    for modified, size, folder in folders:
+        if total <= limit and time.time() - modified < unused:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        total -= size
