@@ -2,10 +2,11 @@
 the library's entry points) and passed down; and the environment a child gets.
 
 GRADE_SECRET is not among them: grader/course/secret.py reads it and takes it out of the process at once, so
-that it never travels in a value handed to every part of the grader. """
+that it never travels in a value handed to every part of the grader."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 from collections.abc import Mapping
@@ -13,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import CourseError
-from grader.running import kernel_cache
 
 CACHE_ENV = "GRADE_CACHE_DIR"
 SANDBOX_ENV = "GRADE_SANDBOX"  # a command that runs learner code in an OS sandbox (docs/security.md)
@@ -74,6 +74,25 @@ def _cache_root(environ: Mapping[str, str]) -> Path | None:
     return Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "mp-grader"
 
 
+# Where compiled kernels are kept beneath the cache root (grader/running/kernel_cache.py bounds them).
+COURSE = "jax-course"
+LEARNERS = "jax-learners"
+
+
+def course_cache(root: Path) -> Path:
+    return root / COURSE
+
+
+def learner_cache(root: Path, learner: str) -> Path:
+    """The folder of one learner's kernels; `learner` names the learner (a checkout's path, say)."""
+    return root / LEARNERS / hashlib.sha256(learner.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
+def shared_learner_cache(root: Path) -> Path:
+    """The one folder every learner once shared (GRADE_TEST_UNPROTECTED=private-cache shows why not)."""
+    return root / "jax-submissions"
+
+
 @dataclass(frozen=True)
 class Settings:
     """What the GRADE_* environment asks of the grader. `Settings()` is an empty environment's, except that
@@ -128,12 +147,12 @@ class Settings:
         if root is None:
             return None
         if learner is None:
-            return kernel_cache.course_cache(root)
+            return course_cache(root)
         if not learner:
             return None
         if not self.protects("private-cache"):
-            return kernel_cache.shared_learner_cache(root)
-        return kernel_cache.learner_cache(root, learner) if self.landlock else None
+            return shared_learner_cache(root)
+        return learner_cache(root, learner) if self.landlock else None
 
     def child_environment(self, workdir: Path, learner: str | None, sandboxed: bool) -> dict[str, str]:
         """The environment of a child (`learner` None: the course's own code): the backend and locale

@@ -52,13 +52,13 @@ def test_the_practice_run_runs_only_after_a_failed_hidden_run_and_reuses_what_it
     cannot tell yet). A run that goes ahead reuses the function the hidden run imported: no second import."""
     problem = toy_course.problem("toy")
     answers: list[tuple[str, str, bool]] = []
-    answer = IsolatedRun._answer
+    answer = IsolatedRun.answer
 
     def recorded(run, job, what):
         answers.append((job.label, what, answer(run, job, what)))
         return answers[-1][2]
 
-    monkeypatch.setattr(IsolatedRun, "_answer", recorded)
+    monkeypatch.setattr(IsolatedRun, "answer", recorded)
     solution = (toy_course.solutions_dir / "toy.py").read_text()
     correct = write_submission('print("imported")\n' + solution, "correct.py")
     pitfall = toy_course.solutions_dir / "pitfalls" / "toy" / "forgot_scale.py"

@@ -278,7 +278,7 @@ def _restrict(sandbox: dict, processes: dict) -> dict[str, Any]:
     """Closes what learner code must not reach, before any submission is imported, and returns what held:
     Landlock's filesystem, network and signal rules (grader/child/landlock.py), the seccomp filter on sockets
     (grader/child/seccomp.py), and the PID namespace the child entered at its start
-    (grader/child/process_namespace.py). """
+    (grader/child/process_namespace.py)."""
     import jax
 
     jax.devices()  # the backend starts before the sandbox closes: a GPU runtime reads /proc and /sys

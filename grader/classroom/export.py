@@ -4,7 +4,7 @@ The copy holds the problems (statements, stubs, hints, case generators), the gra
 README, docs/ and CONTRIBUTING, and a notebook per problem (`notebooks/<id>.ipynb`,
 grader/classroom/notebooks.py). Instead of the reference and the pitfall files it holds their outputs on the
 practice cases (`problems/<id>/expected.json`), so that `grade <id>` there compares with the reference and
-names pitfalls. """
+names pitfalls."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ It runs the reference and every pitfall file on the practice cases (the outputs 
 in the practice store) and, with $GRADE_SECRET set, the reference on the hidden cases, kept in the hidden
 store, a folder only its owner may open (grader/expected/output_cache.py). Grading then starts no trusted
 child at all: a fresh container pays for the learner's code and little else. Running it compiles the course's
-own code too, which fills the course's compilation cache. """
+own code too, which fills the course's compilation cache."""
 
 from __future__ import annotations
 

@@ -14,33 +14,17 @@ cache on disk at all.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import shutil
 import stat
 import time
 from pathlib import Path
 
 from grader.running.folders import usage
+from grader.settings import LEARNERS
 
-COURSE = "jax-course"
-LEARNERS = "jax-learners"
 LEARNER_BYTES = 256 << 20  # one learner's kernels: a whole course compiles to about 20 MB
 ALL_LEARNERS_BYTES = 2 << 30  # every learner's together, on one machine
 UNUSED_SECONDS = 30 * 24 * 3600  # a learner folder untouched this long goes
-
-
-def course_cache(root: Path) -> Path:
-    return root / COURSE
-
-
-def learner_cache(root: Path, learner: str) -> Path:
-    """The folder of one learner's kernels; `learner` names the learner (a checkout's path, say)."""
-    return root / LEARNERS / hashlib.sha256(learner.encode("utf-8", "surrogateescape")).hexdigest()[:24]
-
-
-def shared_learner_cache(root: Path) -> Path:
-    """The one folder every learner once shared (GRADE_TEST_UNPROTECTED=private-cache shows why not)."""
-    return root / "jax-submissions"
 
 
 def _files(folder: Path) -> list[tuple[float, int, Path]]:

@@ -6,7 +6,7 @@ A learner's child puts itself in a PID namespace where the machine allows it
 child runs in its own session; its processes are the session's and every process descending from it, whatever
 session it moved to; at the end of its run all of them are killed. A process whose parent dies is reparented
 to the nearest subreaper: this process, once it has started a child, so it is found among this process's
-children and killed too, round after round until none is left. """
+children and killed too, round after round until none is left."""
 
 from __future__ import annotations
 
