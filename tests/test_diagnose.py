@@ -18,7 +18,7 @@ from grader.profile.compare import runs_the_mistakes_dtypes
 from grader.report.json_document import render_json
 from grader.report.plain_text import render_text
 from grader.results import ClosestPitfall, GradeReport, MatchedPitfall, Status
-from grader.running.protocol import Returned
+from grader.running.payloads import Returned
 
 
 def test_a_pitfall_the_cases_cannot_show_is_never_named(toy_course):

@@ -376,7 +376,7 @@ def test_a_pass_needs_every_case_to_come_back(toy_course):
     from grader.results import Status
     from grader.running.limits import Limits
     from grader.running.outcomes import CaseOutcome, LoadFailure, RunOutcome
-    from grader.running.protocol import Returned
+    from grader.running.payloads import Returned
     from grader.settings import Settings
 
     problem = toy_course.problem("toy")

@@ -26,7 +26,7 @@ from grader.report.profile_table import side_by_side
 from grader.results import GradeReport, Status
 from grader.running import isolation
 from grader.running.limits import Limits
-from grader.running.protocol import decode_profile
+from grader.running.payloads import decode_profile
 
 # Each call prints a line, so that the report's stdout counts the calls: the cases', and the trace's.
 COUNTED = "import jax.numpy as jnp\n\n\ndef scaled_sum(x, scale):\n    print('called')\n"

@@ -32,7 +32,7 @@ from grader.expected.trusted import REFERENCE
 from grader.grading.diagnose import diagnose
 from grader.grading.grader import Grader
 from grader.results import Status
-from grader.running.protocol import Returned
+from grader.running.payloads import Returned
 from grader.settings import Settings
 
 DEFAULT_SECRETS = ("check-1", "check-2", "check-3")

@@ -28,7 +28,7 @@ from grader.expected.trusted import (
 )
 from grader.grading.compare import compare_outputs
 from grader.running.limits import Limits
-from grader.running.protocol import Returned
+from grader.running.payloads import Returned
 from grader.settings import Settings
 
 CHILDREN = 2  # trusted children computing one table side by side

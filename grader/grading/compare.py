@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.course.problems import Tolerance
-from grader.running.protocol import Returned
+from grader.running.payloads import Returned
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from grader.course.cases import Case
 from grader.course.problems import Problem
 from grader.profile.profiler import profile
 from grader.running.outcomes import CaseOutcome, RunOutcome
-from grader.running.protocol import decode_profile, decode_raised, decode_returned
+from grader.running.payloads import decode_profile, decode_raised, decode_returned
 from grader.settings import jax_platforms
 
 

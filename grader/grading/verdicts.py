@@ -11,7 +11,7 @@ from grader.grading.compare import compare_outputs
 from grader.results import CaseResult, Status
 from grader.running.limits import Limits, describe_size
 from grader.running.outcomes import LoadFailure, RunOutcome
-from grader.running.protocol import Raised
+from grader.running.payloads import Raised
 
 
 def _limit_message(raised: Raised, limits: Limits) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.results import Sandbox, output_cut_marker
-from grader.running.protocol import Raised, Returned
+from grader.running.payloads import Raised, Returned
 
 OUTPUT_HEAD, OUTPUT_TAIL = 4_000, 12_000  # what a report keeps of a child's stdout or stderr
 
