@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from conftest import COURSE, PROBLEM_IDS
 
-from grader.child.main import load_harness
+from grader.child.calls import load_harness
 from grader.course.cases import make_cases
 from grader.profile.compare import compare_profiles
 from grader.profile.profiler import ROLES, profile, signature

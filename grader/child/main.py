@@ -1,6 +1,6 @@
 """The child side of grading: loads submissions and calls their function on every case.
 
-Run as a script in a fresh interpreter (`python -I -u child.py REQUEST_FD RESULT_FD CONTROL_FD [isolate]`).
+Run as a script in a fresh interpreter (`python -I -u main.py REQUEST_FD RESULT_FD CONTROL_FD [isolate]`).
 With `isolate` (a learner's child) it first enters a PID namespace of its own
 (grader/child/process_namespace.py). It reads one pickled request from the grader (grader/running/jobs.py:
 jobs, each a copy of a submission in this process's folder, the learner's own path for it, its function and
@@ -8,9 +8,9 @@ its cases), loads the problems' harnesses, closes what learner code must not rea
 grader/child/landlock.py; the seccomp filter on sockets, grader/child/seccomp.py) when asked, says so in its
 ready event, and only then imports submissions; it writes one JSON object per line to the private result pipe
 (the events are listed in grader/running/protocol.py, which checks them). Standalone on purpose: it imports
-only the standard library, numpy and jax, and loads its two siblings by path, so that the grader package need
-not be importable here. The one other caller of `call_case` is `grade_function` (notebooks: practice cases, in
-the caller's process).
+only the standard library, numpy and jax, and loads its siblings by path (grader/child/calls.py first: how
+a submission is imported and a case called), so that the grader package need not be importable here. The one
+other caller of `call_case` is `grade_function` (notebooks: practice cases, in the caller's process).
 
 A job marked `ask` (the practice run that names a failed answer's mistake, after the hidden run it serves)
 runs only if the grader answers b"1" on the control pipe, reusing the function the job before loaded. A job
@@ -25,11 +25,8 @@ when what the learner wrote fails the problem's check; the report shows the mess
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
-import inspect
 import json
-import linecache
 import os
 import pickle
 import shutil
@@ -41,87 +38,22 @@ from types import ModuleType
 from typing import Any
 
 
-def _load_failure(kind: str, message: str, detail: str = "") -> dict[str, Any]:
-    return {"ok": False, "kind": kind, "message": _describe.cap(message), "detail": _describe.cap(detail)}
-
-
-def _import(copy: Path, shown: str, module_name: str) -> ModuleType:
-    """Runs the submission's copy as a module whose code carries the learner's own path, `shown`: that is the
-    file tracebacks, the report and the precision profile name, and whose lines they quote."""
-    source = copy.read_bytes()
-    lines = source.decode("utf-8", "replace").splitlines(keepends=True)
-    linecache.cache[shown] = (len(source), None, lines, shown)  # the original may be out of reach
-    module = ModuleType(module_name)
-    module.__file__ = str(copy)
-    sys.modules[module_name] = module
-    exec(compile(source, shown, "exec", dont_inherit=True), module.__dict__)
-    return module
-
-
-def load_function(path: Path, function: str, parameters: list[str], module_name: str, shown: str = ""):
-    """Imports the submission at `path` (its copy; `shown`: the learner's path, which its code carries) and
-    returns (function, None) or (None, failure description)."""
-    signature = f"{function}({', '.join(parameters)})"
-    shown = shown or str(path)
-    try:
-        module = _import(path, shown, module_name)
-    except SyntaxError as exc:
-        where = f"{Path(exc.filename or path).name}, line {exc.lineno}"
-        text = (exc.text or "").rstrip("\n")
-        caret = " " * max((exc.offset or 1) - 1, 0) + "^" if text else ""
-        detail = f"    {text}\n    {caret}" if text else ""
-        return None, _load_failure("syntax", f"SyntaxError: {exc.msg} ({where})", detail)
-    except BaseException as exc:
-        raised = describe_exception(exc, Path(shown))
-        message = (
-            raised["message"] if isinstance(exc, SystemExit) else f"{raised['type']}: {raised['message']}"
-        )
-        return None, _load_failure("import", f"{message} while importing {path.name}", raised["traceback"])
-    candidate = getattr(module, function, None)
-    if candidate is None:
-        defined = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
-        close = difflib.get_close_matches(function, defined, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return None, _load_failure(
-            "missing_function", f"{path.name} defines no function {function!r} (expected {signature}){hint}"
-        )
-    if not callable(candidate):
-        return None, _load_failure("missing_function", f"{function} in {path.name} is not a function")
-    try:
-        inspect.signature(candidate).bind(*parameters)
-    except TypeError:
-        return None, _load_failure(
-            "signature", f"{function}{inspect.signature(candidate)} cannot be called as {signature}"
-        )
-    except ValueError:
-        pass  # builtins without a signature: let the call decide
-    return candidate, None
-
-
-def load_harness(path: str | None) -> ModuleType | None:
-    """Imports a problem's harness (course code, loaded before any submission); None when it has none."""
-    if not path:
-        return None
-    spec = importlib.util.spec_from_file_location("_grader_harness", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the harness {path}")
+def _load_calls() -> ModuleType:
+    """calls.py, loaded by path: it loads the other siblings (the child cannot import the grader package)."""
+    spec = importlib.util.spec_from_file_location("_grader_child_calls", Path(__file__).with_name("calls.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def _sibling(name: str, folder: str = "child") -> ModuleType:
-    """A module of the grader's `folder` (this one, or `profile`), loaded by path: the child cannot import
-    the grader package."""
-    path = Path(__file__).parent.parent / folder / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"_grader_{folder}_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
+_calls = _load_calls()
+_sibling, load_function, load_harness, call_case = (
+    _calls.sibling,
+    _calls.load_function,
+    _calls.load_harness,
+    _calls.call_case,
+)
 _describe, _limits = _sibling("describe"), _sibling("limits")
-encode_returned, describe_exception = _describe.encode_returned, _describe.describe_exception
 
 
 def _load_harnesses(jobs: list[dict[str, Any]]) -> dict[str, ModuleType | BaseException]:
@@ -133,41 +65,6 @@ def _load_harnesses(jobs: list[dict[str, Any]]) -> dict[str, ModuleType | BaseEx
         except BaseException as exc:
             harnesses[path] = exc
     return harnesses
-
-
-def call_case(
-    fn,
-    inputs: dict[str, Any],
-    submission: Path,
-    harness: ModuleType | None = None,
-    folder: Path | None = None,
-) -> dict[str, Any]:
-    """Calls the learner's function on fresh copies of one case's inputs and describes the outcome.
-
-    With a harness, the harness makes the calls, given `folder` (fresh and empty, removed afterwards).
-    """
-    import numpy as np
-
-    args = {name: value.copy() if isinstance(value, np.ndarray) else value for name, value in inputs.items()}
-    course_files = (harness.__file__,) if harness is not None else ()
-    start = time.perf_counter()
-    try:
-        if harness is None:
-            value = fn(*args.values())
-        else:
-            assert folder is not None, "a harness needs a folder per case"
-            folder.mkdir(parents=True)
-            value = harness.run_case(fn, args, folder)
-        outcome = {"returned": encode_returned(value)}
-    except BaseException as exc:
-        outcome = {
-            "raised": _describe.rejection(exc, harness) or describe_exception(exc, submission, course_files)
-        }
-    finally:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)  # nothing a learner writes outlives its case
-    outcome["seconds"] = time.perf_counter() - start
-    return outcome
 
 
 def _forget_compiled() -> None:

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from grader.child.main import call_case, load_harness
+from grader.child.calls import call_case, load_harness
 from grader.course.cases import Case
 from grader.course.problems import Problem
 from grader.profile.profiler import profile
