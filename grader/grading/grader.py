@@ -15,10 +15,10 @@ from grader.course.problems import Course, Problem
 from grader.errors import CourseError, UsageError
 from grader.expected.sources import References, expected_outputs, wait_all
 from grader.grading.in_process import call_in_process, trace_in_process
-from grader.grading.naming import Naming, name_mistake, naming_label, naming_note, rejections
-from grader.grading.verdicts import case_result, summarise
+from grader.grading.naming import Naming, name_mistake, naming_label, rejections
+from grader.grading.verdicts import case_result, problem_result, refused_result, summarise
 from grader.profile.compare import precision_profile
-from grader.results import CaseResult, PrecisionProfile, ProblemResult, Sandbox, Status
+from grader.results import CaseResult, PrecisionProfile, ProblemResult, Status
 from grader.running import kernel_cache
 from grader.running.isolation import IsolatedRun
 from grader.running.jobs import Job
@@ -26,6 +26,7 @@ from grader.running.limits import Limits
 from grader.running.outcomes import RunOutcome
 from grader.running.sandbox import check_sandbox
 from grader.running.submission import Submission, SubmissionRefused, read_submission
+from grader.sandbox_report import Sandbox
 
 PROFILE_MODES = ("failing", "always", "off")
 
@@ -107,7 +108,7 @@ class Grader:
             try:
                 read[problem.id] = self._read(path, root)
             except SubmissionRefused as exc:
-                results[problem.id] = self._refused(problem, path, str(exc))
+                results[problem.id] = refused_result(problem, _display_path(path.absolute()), str(exc))
         todo = [(problem, path) for problem, path in items if problem.id in read]
         cases = {problem.id: make_cases(problem, self.secret) for problem, _ in todo}
         problems = [problem for problem, _ in todo]
@@ -154,22 +155,6 @@ class Grader:
         if not self.limits.settings.protects("submission-copy"):
             return Submission(name=path.name, source=path.read_bytes(), shown=str(path.absolute()))
         return read_submission(path.absolute(), root.absolute() if root else None)
-
-    def _refused(self, problem: Problem, path: Path, reason: str) -> ProblemResult:
-        """The result of a file that cannot be graded as a submission: the learner's error, nothing run."""
-        return ProblemResult(
-            problem=problem.id,
-            title=problem.title,
-            status=Status.ERROR,
-            submission=_display_path(path.absolute()),
-            message=reason,
-            fault="learner",
-            rtol=problem.tolerance.rtol,
-            atol=problem.tolerance.atol,
-            points=problem.points,
-            function=problem.function,
-            segments=problem.segments,
-        )
 
     def _graded(
         self,
@@ -305,29 +290,7 @@ class Grader:
         status, message, fault = summarise(cases, case_results, outcome, self.limits)
         naming = namer() if status is not Status.PASS and fault != "grader" else Naming()
         profile = profiled() if status is Status.FAIL or self.profile == "always" else None
-        message += naming_note(naming)
-        matched = naming.named
-        return ProblemResult(
-            problem=problem.id,
-            title=problem.title,
-            status=status,
-            submission=submission,
-            message=message,
-            fault=fault,
-            cases=tuple(case_results),
-            pitfall=matched[0] if matched else None,
-            also_matches=tuple(matched[1:]),
-            pitfall_tied=naming.tied,
-            closest=naming.closest,
-            rtol=problem.tolerance.rtol,
-            atol=problem.tolerance.atol,
-            points=problem.points,
-            function=problem.function,
-            segments=problem.segments,
-            detail=outcome.load_failure.detail if outcome.load_failure else "",
-            stdout=outcome.stdout,
-            stderr=outcome.stderr,
-            seconds=time.monotonic() - start,
-            sandbox=outcome.sandbox,
-            profile=profile,
+        seconds = time.monotonic() - start
+        return problem_result(
+            problem, outcome, case_results, (status, message, fault), naming, profile, submission, seconds
         )

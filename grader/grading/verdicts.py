@@ -8,7 +8,8 @@ import numpy as np
 from grader.course.cases import Case, describe_inputs
 from grader.course.problems import Problem
 from grader.grading.compare import compare_outputs
-from grader.results import CaseResult, Status
+from grader.grading.naming import Naming, naming_note
+from grader.results import CaseResult, PrecisionProfile, ProblemResult, Status
 from grader.running.limits import Limits, describe_size
 from grader.running.outcomes import LoadFailure, RunOutcome
 from grader.running.payloads import Raised
@@ -156,3 +157,61 @@ def _summarise_as_once(
     if failures:
         return Status.FAIL, f"{len(failures)} of {len(results)} cases failed", "learner"
     return Status.PASS, f"all {len(results)} cases within the tolerance", ""
+
+
+def problem_result(
+    problem: Problem,
+    outcome: RunOutcome,
+    case_results: list[CaseResult],
+    verdict: tuple[Status, str, str],
+    naming: Naming,
+    profile: PrecisionProfile | None,
+    submission: str,
+    seconds: float,
+) -> ProblemResult:
+    """One problem's result: its verdict (`summarise`'s status, message and fault), the mistake named, the
+    precision profile, and what the run printed."""
+    status, message, fault = verdict
+    message += naming_note(naming)
+    matched = naming.named
+    return ProblemResult(
+        problem=problem.id,
+        title=problem.title,
+        status=status,
+        submission=submission,
+        message=message,
+        fault=fault,
+        cases=tuple(case_results),
+        pitfall=matched[0] if matched else None,
+        also_matches=tuple(matched[1:]),
+        pitfall_tied=naming.tied,
+        closest=naming.closest,
+        rtol=problem.tolerance.rtol,
+        atol=problem.tolerance.atol,
+        points=problem.points,
+        function=problem.function,
+        segments=problem.segments,
+        detail=outcome.load_failure.detail if outcome.load_failure else "",
+        stdout=outcome.stdout,
+        stderr=outcome.stderr,
+        seconds=seconds,
+        sandbox=outcome.sandbox,
+        profile=profile,
+    )
+
+
+def refused_result(problem: Problem, shown: str, reason: str) -> ProblemResult:
+    """The result of a file that cannot be graded as a submission: the learner's error, nothing run."""
+    return ProblemResult(
+        problem=problem.id,
+        title=problem.title,
+        status=Status.ERROR,
+        submission=shown,
+        message=reason,
+        fault="learner",
+        rtol=problem.tolerance.rtol,
+        atol=problem.tolerance.atol,
+        points=problem.points,
+        function=problem.function,
+        segments=problem.segments,
+    )

@@ -29,7 +29,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from grader.results import Sandbox
 from grader.running import kernel_cache
 from grader.running.collect import Collector
 from grader.running.jobs import Job, encode_request
@@ -42,6 +41,7 @@ from grader.running.processes import (
 from grader.running.protocol import EventReader
 from grader.running.sandbox import process_mode, sandbox_prefix, sandbox_request, unreported
 from grader.running.watchdog import Watchdog
+from grader.sandbox_report import Sandbox
 
 CHILD_SCRIPT = Path(__file__).parent.parent / "child" / "main.py"
 

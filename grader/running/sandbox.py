@@ -9,9 +9,9 @@ import shutil
 
 from grader.course.problems import Problem
 from grader.errors import CourseError, UsageError
-from grader.results import Sandbox
 from grader.running.limits import Limits
 from grader.running.packages import may_use_gpu
+from grader.sandbox_report import Sandbox
 from grader.settings import LANDLOCK_ENV, REQUIRE_SANDBOX_ENV, SANDBOX_ENV, Settings
 
 
