@@ -1,5 +1,10 @@
 """Grader for JAX/Flax mixed-precision exercises.
 
+The package is a folder per part (CONTRIBUTING.md has the map): command/, course/, authoring/, child/,
+profile/, running/, expected/, grading/, classroom/, report/, and at this top the plain data every part
+passes around (errors, results, sandbox_report, settings) and the public entry points (this module's
+grade_function and practice_case, notebook.grade_here, `python -m grader`).
+
 Notebook use:
 
     from grader import grade_function

@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.course.problems import Tolerance
 from grader.grading.compare import compare_outputs
-from grader.running.payloads import Returned
+from grader.protocol.payloads import Returned
 
 TOL = Tolerance(rtol=1e-3, atol=1e-6)
 RETURNS = "float32 array of shape (3,)"

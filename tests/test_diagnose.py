@@ -15,10 +15,10 @@ from grader.grading.diagnose import Diagnosis, diagnose
 from grader.grading.grader import Grader
 from grader.grading.naming import Naming, _break_tie, _same_dtypes, naming_note
 from grader.profile.compare import runs_the_mistakes_dtypes
+from grader.protocol.payloads import Returned
 from grader.report.json_document import render_json
 from grader.report.plain_text import render_text
 from grader.results import ClosestPitfall, GradeReport, MatchedPitfall, Status
-from grader.running.payloads import Returned
 
 
 def test_a_pitfall_the_cases_cannot_show_is_never_named(toy_course):

@@ -373,10 +373,10 @@ def test_a_pass_needs_every_case_to_come_back(toy_course):
     """The one place that decides a pass (grader/grading/verdicts.py), for each way of not finishing."""
     from grader.course.cases import make_cases
     from grader.grading.verdicts import case_result, summarise
+    from grader.protocol.payloads import Returned
     from grader.results import Status
     from grader.running.limits import Limits
     from grader.running.outcomes import CaseOutcome, LoadFailure, RunOutcome
-    from grader.running.payloads import Returned
     from grader.settings import Settings
 
     problem = toy_course.problem("toy")

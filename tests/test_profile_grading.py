@@ -20,13 +20,13 @@ from grader.expected.output_cache import practice_store, profile_key
 from grader.expected.trusted import _digest
 from grader.grading.grader import Grader
 from grader.profile.profiler import ROLES
+from grader.protocol.payloads import decode_profile
 from grader.report.html import render_problem_html
 from grader.report.plain_text import render_problem
 from grader.report.profile_table import side_by_side
 from grader.results import GradeReport, Status
 from grader.running import isolation
 from grader.running.limits import Limits
-from grader.running.payloads import decode_profile
 
 # Each call prints a line, so that the report's stdout counts the calls: the cases', and the trace's.
 COUNTED = "import jax.numpy as jnp\n\n\ndef scaled_sum(x, scale):\n    print('called')\n"

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 
 from grader.course.cases import make_cases
 from grader.grading.verdicts import case_result, summarise
+from grader.protocol.events import MAX_LINE, ProtocolError, parse_event
 from grader.results import Status
 from grader.running import isolation
 from grader.running.isolation import IsolatedRun
 from grader.running.jobs import Job
 from grader.running.limits import Limits
-from grader.running.protocol import MAX_LINE, ProtocolError, parse_event
 from grader.running.submission import Submission
 
 JSON = st.recursive(

@@ -31,8 +31,8 @@ from grader.course.problems import Course, Problem, pitfall_name
 from grader.expected.trusted import REFERENCE
 from grader.grading.diagnose import diagnose
 from grader.grading.grader import Grader
+from grader.protocol.payloads import Returned
 from grader.results import Status
-from grader.running.payloads import Returned
 from grader.settings import Settings
 
 DEFAULT_SECRETS = ("check-1", "check-2", "check-3")

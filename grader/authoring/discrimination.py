@@ -27,8 +27,8 @@ from grader.expected.trusted import (
     reference_outputs_or_raise,
 )
 from grader.grading.compare import compare_outputs
+from grader.protocol.payloads import Returned
 from grader.running.limits import Limits
-from grader.running.payloads import Returned
 from grader.settings import Settings
 
 CHILDREN = 2  # trusted children computing one table side by side

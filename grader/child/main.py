@@ -7,7 +7,7 @@ jobs, each a copy of a submission in this process's folder, the learner's own pa
 its cases), loads the problems' harnesses, closes what learner code must not reach (Landlock,
 grader/child/landlock.py; the seccomp filter on sockets, grader/child/seccomp.py) when asked, says so in its
 ready event, and only then imports submissions; it writes one JSON object per line to the private result pipe
-(the events are listed in grader/running/protocol.py, which checks them). Standalone on purpose: it imports
+(the events are listed in grader/protocol/events.py, which checks them). Standalone on purpose: it imports
 only the standard library, numpy and jax, and loads its siblings by path (grader/child/calls.py first: how
 a submission is imported and a case called), so that the grader package need not be importable here. The one
 other caller of `call_case` is `grade_function` (notebooks: practice cases, in the caller's process).

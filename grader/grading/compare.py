@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.course.problems import Tolerance
-from grader.running.payloads import Returned
+from grader.protocol.payloads import Returned
 
 
 @dataclass(frozen=True)

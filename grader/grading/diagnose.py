@@ -16,7 +16,7 @@ import numpy as np
 
 from grader.course.problems import Pitfall, Problem
 from grader.grading.compare import compare_outputs
-from grader.running.payloads import Returned
+from grader.protocol.payloads import Returned
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from grader.child.calls import call_case, load_harness
 from grader.course.cases import Case
 from grader.course.problems import Problem
 from grader.profile.profiler import profile
+from grader.protocol.payloads import decode_profile, decode_raised, decode_returned
 from grader.running.outcomes import CaseOutcome, RunOutcome
-from grader.running.payloads import decode_profile, decode_raised, decode_returned
 from grader.settings import jax_platforms
 
 

@@ -9,10 +9,10 @@ from grader.course.cases import Case, describe_inputs
 from grader.course.problems import Problem
 from grader.grading.compare import compare_outputs
 from grader.grading.naming import Naming, naming_note
+from grader.protocol.payloads import Raised
 from grader.results import CaseResult, PrecisionProfile, ProblemResult, Status
 from grader.running.limits import Limits, describe_size
 from grader.running.outcomes import LoadFailure, RunOutcome
-from grader.running.payloads import Raised
 
 
 def _limit_message(raised: Raised, limits: Limits) -> str:

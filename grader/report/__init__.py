@@ -1,7 +1,9 @@
 """The report formats, in one registry that the usage text, the parser and the dispatch all read, and the one
 function that writes a run's reports to their destinations (stdout, files, GitHub's step summary).
 
-Renderers return text and never write anything."""
+Renderers return text and never write anything. Reports only render results: they may import the plain data
+(errors, results, sandbox_report, settings) and the profile's vocabulary (grader/profile/profiler.py), nothing
+that runs anything."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Reading one child's events into the outcomes of its jobs, in the order the protocol allows: the ready
 event, then for each job the question whether to run it, its load, its cases in order and its profile.
-Anything else is a protocol error, the learner's once the child is ready (grader/running/protocol.py)."""
+Anything else is a protocol error, the learner's once the child is ready (grader/protocol/events.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.protocol.events import EventReader, ProtocolError
 from grader.running.jobs import Job
 from grader.running.outcomes import CaseOutcome, LoadFailure, RunOutcome
-from grader.running.protocol import EventReader, ProtocolError
 from grader.running.sandbox import reported
 from grader.running.watchdog import Watchdog
 

@@ -4,7 +4,7 @@ that stops it, and the pipe its results come back on.
 The child (grader/child/main.py, where learner code runs) is spawned, never forked, so it starts with no JAX
 state of ours. It grades copies of the submissions' bytes written into its private folder
 (grader/running/submission.py), never the learner's paths. Results come back over a private pipe as JSON
-lines, each checked against the protocol (grader/running/protocol.py); the child's stdout, stderr and exit
+lines, each checked against the protocol (grader/protocol/events.py); the child's stdout, stderr and exit
 status are never read as a verdict. Its events are read into the jobs' outcomes by
 grader/running/collect.py while grader/running/watchdog.py holds it to its limits (grader/running/limits.py);
 its sandboxes are in grader/running/sandbox.py, and its processes are counted, found and killed by
@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from grader.protocol.events import EventReader
 from grader.running import kernel_cache
 from grader.running.collect import Collector
 from grader.running.jobs import Job, encode_request
@@ -38,7 +39,6 @@ from grader.running.processes import (
     kill_group,
     start_child,
 )
-from grader.running.protocol import EventReader
 from grader.running.sandbox import process_mode, sandbox_prefix, sandbox_request, unreported
 from grader.running.watchdog import Watchdog
 from grader.sandbox_report import Sandbox

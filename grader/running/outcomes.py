@@ -6,8 +6,8 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.protocol.payloads import Raised, Returned
 from grader.results import output_cut_marker
-from grader.running.payloads import Raised, Returned
 from grader.sandbox_report import Sandbox
 
 OUTPUT_HEAD, OUTPUT_TAIL = 4_000, 12_000  # what a report keeps of a child's stdout or stderr

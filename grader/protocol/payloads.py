@@ -1,6 +1,6 @@
 """What a child's events carry, decoded from untrusted JSON field by field: the value a case returned (an
 array as base64 of float64, or another object's type and repr), the exception it raised, and a precision
-profile. Anything out of shape is a ProtocolError (grader/running/protocol.py reads the events)."""
+profile. Anything out of shape is a ProtocolError (grader/protocol/events.py reads the events)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ protocol error, which ends the run as the learner's error once learner code may 
     {"event": "done"}
 
 A returned value is {"kind": "array", "type", "dtype", "shape", "float", "values" (base64 of float64)}
-or {"kind": "other", "type", "repr"} (grader/child/describe.py); grader/running/payloads.py decodes them.
+or {"kind": "other", "type", "repr"} (grader/child/describe.py); grader/protocol/payloads.py decodes them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import os
 import select
 import time
 
-from grader.running.payloads import (
+from grader.protocol.payloads import (
     ProtocolError,
     decode_profile,
     decode_raised,
