@@ -142,7 +142,7 @@ def test_the_traceback_shows_the_learners_frames_only(toy_course):
     trace = result.cases[0].traceback
     assert 'raises_in_a_helper.py", line 11, in scaled_sum' in trace
     assert 'raises_in_a_helper.py", line 7, in _normalise' in trace
-    assert "child.py" not in trace and "/grader/" not in trace
+    assert "calls.py" not in trace and "/grader/" not in trace
     shown = render_problem(result, grader.mode)
     assert all(line.strip() in shown for line in trace.splitlines())
 

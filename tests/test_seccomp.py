@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-MODULE = Path(__file__).resolve().parent.parent / "grader" / "seccomp.py"
+MODULE = Path(__file__).resolve().parent.parent / "grader" / "child" / "seccomp.py"
 SUPPORTED = platform.system() == "Linux" and platform.machine() in ("x86_64", "aarch64")
 
 pytestmark = pytest.mark.skipif(

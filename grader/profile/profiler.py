@@ -1,12 +1,12 @@
 """A precision profile: the operations of a function run on one case that matter for mixed precision, with
 their dtypes and, for the submission's own lines, where they were written. Standard library, numpy and jax
 only: the child loads this file by path (grader/child/main.py), since it cannot import the grader package; it
-loads its two siblings, profile_walk.py (the walk) and profile_trace.py (the recorder), by path too.
+loads its two siblings, walk.py (the walk) and trace.py (the recorder), by path too.
 
 Traced with `jax.make_jaxpr` (arrays traced, the rest static, as a Python loop over `num_steps` needs), or,
 where tracing cannot follow the code (a Python `if` on a computed value, NumPy on computed arrays) and for a
 problem with a harness (checkpoints written and read back between two calls), run concretely under a
-recording trace (profile_trace.py). Sub-jaxprs are walked too (jit, scan, while, cond, custom derivatives).
+recording trace (trace.py). Sub-jaxprs are walked too (jit, scan, while, cond, custom derivatives).
 Operations that matter get a role:
 
 - `matmul`: dot_general with a free dimension on some side; `convolution`;

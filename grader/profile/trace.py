@@ -2,7 +2,7 @@
 `jax.make_jaxpr` cannot follow (a Python `if` on a computed value, NumPy on computed arrays, Orbax checkpoints
 written and read back, a harness calling the function twice) runs as it does when graded, and every primitive
 it binds is recorded as an equation a jaxpr walk can read. Standard library and jax only (jax's internals,
-pinned to 0.10.x): loaded by path, as profile.py is.
+pinned to 0.10.x): loaded by path, as profiler.py is.
 
 jax's core is stackless: the current trace receives every primitive bound while it is set. The recorder
 notes the primitive, its operands' and results' types and the Python stack, and has jax's evaluation trace

@@ -1,7 +1,7 @@
 """The walk of grader/profile/profiler.py: the operations of a jaxpr (traced, or recorded from a concrete run
 by grader/profile/trace.py) that matter for mixed precision, as entries with a role, dtypes and a line of the
-submission. Standard library only (it reads jax's objects, never imports jax): loaded by path, as profile.py
-is. The roles are described in profile.py's docstring.
+submission. Standard library only (it reads jax's objects, never imports jax): loaded by path, as profiler.py
+is. The roles are described in profiler.py's docstring.
 
 Beyond one equation at a time, the walk follows a few facts about values, across the boundaries of
 sub-jaxprs (every jnp function is one in a concrete run):
