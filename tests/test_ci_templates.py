@@ -3,6 +3,7 @@ the zip builder, and the GitHub Actions workflows' grade commands."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shlex
@@ -154,3 +155,61 @@ def test_workflows_parse_and_their_grade_commands_are_valid(name):
             "merge every shard"
         )
         assert all(f"/{len(shards)}" in " ".join(argv) for argv in commands if argv[0] == "batch")
+
+
+def _grade(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`grade ARGV` as a workflow step runs it, in `cwd`: the grader found on PYTHONPATH (a copy's own)."""
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+def test_the_learner_workflow_grades_a_fresh_learner_copy(toy_course, tmp_path):
+    """learner-practice.yml's grade step, run as written in a learner copy made by `grade export`, with the
+    copy's own grader: annotations, the summary and the two report files, and a failing status for the
+    untouched stubs."""
+    from grader.classroom.export import export_course
+
+    copy = tmp_path / "learner-repository"
+    export_course(toy_course, copy)
+    summary = tmp_path / "summary.md"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GRADE")}
+    env |= {"PYTHONPATH": str(copy), "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    (argv,) = _grade_commands(CI / "github" / "learner-practice.yml")
+    done = _grade(argv, copy, env)
+    assert done.returncode == 1, done.stderr  # the stubs are untouched
+    assert "::error file=problems/toy/stub.py" in done.stdout
+    assert "not implemented" in summary.read_text()
+    assert json.loads((copy / "reports" / "grade.json").read_text())["problems"]
+    assert "<testsuite" in (copy / "reports" / "grade.xml").read_text()
+
+
+def test_the_instructor_workflow_grades_and_merges_a_roster_in_shards(toy_course, tmp_path):
+    """instructor-grading.yml's batch command, run as written for each of its shards on a fresh copy of the
+    course with a roster, then its merge command: one gradebook with every learner, graded on hidden
+    cases."""
+    course = tmp_path / "instructor"
+    shutil.copytree(toy_course.root, course)
+    for number in range(5):
+        toy = course / "solutions" / ("toy.py" if number % 2 else "pitfalls/toy/forgot_scale.py")
+        folder = course / "roster" / f"learner{number}" / "problems" / "toy"
+        folder.mkdir(parents=True)
+        shutil.copy(toy, folder / "stub.py")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GRADE")}
+    env["GRADE_SECRET"] = SECRET
+    commands = _grade_commands(CI / "github" / "instructor-grading.yml")
+    batch, merge = commands[0], commands[-1]
+    shards = len(merge) - 3  # merge SHARD... --out FILE
+    for k in range(1, shards + 1):
+        argv = [arg.replace("1/", f"{k}/") if arg.startswith("1/") else arg for arg in batch]
+        done = _grade(argv, course, env)
+        assert done.returncode in (0, 1), done.stderr  # 1: some learner failed
+        (course / "shard").rename(course / f"shard-{k}")
+    done = _grade(merge, course, env)
+    assert done.returncode == 0, done.stderr
+    with (course / "gradebook" / "gradebook.csv").open(newline="") as handle:
+        rows = {(row["learner"], row["problem"]): row for row in csv.DictReader(handle)}
+    assert len(rows) == 5 * 2  # every learner, every problem, once
+    for number in range(5):
+        toy = rows[(f"learner{number}", "toy")]
+        assert (toy["status"], toy["pitfall"]) == (("pass", "") if number % 2 else ("fail", "forgot_scale"))
