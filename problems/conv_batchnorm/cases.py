@@ -1,0 +1,242 @@
+"""Public case generator for conv_batchnorm (numpy only: the secret is the seed, not this code).
+
+Every case is a few steps of small NHWC images (4x4 pixels, 2 channels, 4 images a step), the fp32 params
+of a 3x3 VALID conv to 4 channels, batch normalization, a global average pool and a 4-to-3 dense head,
+the fp32 running statistics to start from, and images to evaluate on after the run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+H = W = 4
+C_IN = 2
+C = 4
+K = 3  # classes
+B = 4  # images per step
+B_EVAL = 8
+
+
+def _f16(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, np.float32).astype(np.float16).astype(np.float32)
+
+
+def _conv(x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """3x3 VALID convolution in float64: x (..., H, W, C_IN), kernel (3, 3, C_IN, C)."""
+    x = np.asarray(x, np.float64)
+    out = np.zeros((*x.shape[:-3], H - 2, W - 2, kernel.shape[-1]))
+    for i in range(3):
+        for j in range(3):
+            out += x[..., i : i + H - 2, j : j + W - 2, :] @ kernel[i, j].astype(np.float64)
+    return out
+
+
+def _labels(rng: np.random.Generator, steps: int, batch: int) -> np.ndarray:
+    """Every class at least once in every batch."""
+    rows = []
+    for _ in range(steps):
+        row = np.concatenate([np.arange(K), rng.integers(0, K, batch - K)])
+        rows.append(rng.permutation(row))
+    return np.array(rows, np.int32)
+
+
+def _patterns(rng: np.random.Generator, labels: np.ndarray) -> np.ndarray:
+    """Class templates (smooth blobs, one per class) plus noise: values roughly in [-1, 1]."""
+    templates = rng.normal(size=(K, H, W, C_IN))
+    templates = (templates + np.roll(templates, 1, 1) + np.roll(templates, 1, 2)) / 3
+    return templates[labels] + 0.5 * rng.normal(size=(*labels.shape, H, W, C_IN))
+
+
+def _head(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    return {
+        "gamma": rng.uniform(0.5, 2.0, C).astype(np.float32),
+        "beta": rng.uniform(-0.25, 0.75, C).astype(np.float32),
+        "dense_w": rng.normal(0.0, 0.3, (C, K)).astype(np.float32),
+        "dense_b": rng.normal(0.0, 0.1, K).astype(np.float32),
+    }
+
+
+def _pretrained(rng: np.random.Generator, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Running statistics far from the batches': the mean 1 to 2 standard deviations further from 0, the
+    variance a quarter to a half of the batches'."""
+    mean, std = z.mean(axis=(0, 1, 2, 3)), z.std(axis=(0, 1, 2, 3))
+    shift = rng.uniform(1.0, 2.0, C) * np.sign(mean) * std
+    factor = rng.uniform(0.25, 0.5, C)
+    return (mean + shift).astype(np.float32), (std**2 * factor).astype(np.float32)
+
+
+def _offset_means(rng: np.random.Generator, images: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """Adds a constant to each output channel's kernel so that its batch means are 0.5 to 1.5 standard
+    deviations away from 0 (running means near 0 would make a relative tolerance meaningless)."""
+    patch = _conv(_f16(images), np.ones((3, 3, C_IN, 1)))[..., 0]  # (steps, B, H-2, W-2)
+    z = _conv(_f16(images), kernel)
+    mean, std = z.mean(axis=(0, 1, 2, 3)), z.std(axis=(0, 1, 2, 3))
+    target = rng.uniform(0.5, 1.5, C) * rng.choice([-1.0, 1.0], C) * std
+    return kernel + ((target - mean) / patch.mean())[None, None, None, :]
+
+
+def _case(rng, images, labels, eval_images, eval_labels, kernel, z, lr, momentum, epsilon, running=None):
+    running_mean, running_var = _pretrained(rng, z) if running is None else running
+    return {
+        "images": np.asarray(images, np.float32),
+        "labels": labels,
+        "eval_images": np.asarray(eval_images, np.float32),
+        "eval_labels": eval_labels,
+        "kernel": np.asarray(kernel, np.float32),
+        **_head(rng),
+        "running_mean": running_mean,
+        "running_var": running_var,
+        "lr": lr,
+        "momentum": momentum,
+        "epsilon": epsilon,
+        "loss_scale": float(2.0 ** rng.integers(8, 13)),
+    }
+
+
+def wide_channels(rng: np.random.Generator) -> dict[str, object]:
+    """Conv outputs with a standard deviation of 600 to 1500 per channel: every variance is above fp16's
+    largest number, 65504."""
+    steps = int(rng.integers(6, 9))
+    labels = _labels(rng, steps, B)
+    eval_labels = _labels(rng, 1, B_EVAL)[0]
+    images = np.clip(0.5 + 0.3 * _patterns(rng, labels), 0.0, 1.0)
+    eval_images = np.clip(0.35 + 0.15 * _patterns(rng, eval_labels[None])[0], 0.0, 1.0)
+    kernel = _offset_means(rng, images, rng.normal(size=(3, 3, C_IN, C)))
+    std = _conv(_f16(images), kernel).std(axis=(1, 2, 3))  # (steps, C)
+    kernel *= rng.uniform(600.0, 1500.0, C) / std.min(axis=0)
+    z = _conv(_f16(images), _f16(kernel))
+    return _case(
+        rng,
+        images,
+        labels,
+        eval_images,
+        eval_labels,
+        kernel,
+        z,
+        2.0**-4,
+        float(rng.choice([0.75, 0.875])),
+        1e-5,
+    )
+
+
+def faint_images(rng: np.random.Generator) -> dict[str, object]:
+    """Pixels within 2^-13 of 1, which fp16 rounds to exactly 1, and a kernel of integers whose sum is 0
+    per output channel: the fp16 conv output is exactly 0, the fp32 one holds the faint pattern."""
+    steps = int(rng.integers(6, 9))
+    labels = _labels(rng, steps, B)
+    eval_labels = _labels(rng, 1, B_EVAL)[0]
+
+    def faint(pattern: np.ndarray) -> np.ndarray:
+        return (1.0 + np.clip(pattern / 3.0, -1.0, 1.0) * 2.0**-13).astype(np.float32)
+
+    images = faint(_patterns(rng, labels))
+    eval_images = faint(_patterns(rng, eval_labels[None])[0])
+    half = 16 * rng.integers(4, 33, (3, 3, 1, C)) * rng.choice([-1, 1], (3, 3, 1, C))
+    other = -np.stack([rng.permutation(half[..., 0, c].ravel()).reshape(3, 3) for c in range(C)], -1)[
+        :, :, None
+    ]
+    kernel = np.concatenate([half, other], axis=2).astype(np.float32)
+    z = _conv(images, kernel)  # what fp32 would see
+    running = (
+        (rng.uniform(0.5, 1.0, C) * rng.choice([-1.0, 1.0], C) * 2.0**-8).astype(np.float32),
+        rng.uniform(0.5, 2.0, C).astype(np.float32) * 2.0**-12,
+    )
+    case = _case(
+        rng,
+        images,
+        labels,
+        eval_images,
+        eval_labels,
+        kernel,
+        z,
+        2.0**-7,
+        float(rng.choice([0.75, 0.875])),
+        2.0**-14,
+        running,
+    )
+    case["loss_scale"] = 256.0
+    return case
+
+
+def pretrained_stats(rng: np.random.Generator) -> dict[str, object]:
+    """Ordinary activations (standard deviation about 1) and running statistics far from the batches'."""
+    steps = int(rng.integers(6, 9))
+    labels = _labels(rng, steps, B)
+    eval_labels = _labels(rng, 1, B_EVAL)[0]
+    images = np.clip(0.5 + 0.3 * _patterns(rng, labels), 0.0, 1.0)
+    eval_images = np.clip(0.35 + 0.15 * _patterns(rng, eval_labels[None])[0], 0.0, 1.0)
+    kernel = _offset_means(rng, images, rng.normal(0.0, 0.5, (3, 3, C_IN, C)))
+    z = _conv(_f16(images), _f16(kernel))
+    return _case(
+        rng,
+        images,
+        labels,
+        eval_images,
+        eval_labels,
+        kernel,
+        z,
+        2.0**-9,
+        float(rng.choice([0.75, 0.875])),
+        1e-5,
+    )
+
+
+def _spacing16(value: np.ndarray) -> np.ndarray:
+    """fp16's spacing at each value (normal numbers)."""
+    return 2.0 ** (np.floor(np.log2(np.abs(value))) - 10)
+
+
+def settled_stats(rng: np.random.Generator) -> dict[str, object]:
+    """A long run (128 steps, momentum 1 - 2^-7) of batches that all have the same statistics, conv outputs
+    24 to 32 standard deviations from 0 (fp16's E[z^2] - E[z]^2 cancels, fp32's does not), and running
+    statistics starting 38 to 54 fp16 spacings from the batches': each step's update is below half the
+    fp16 spacing, so fp16 running statistics never move while fp32 ones cover most of the gap."""
+    steps, momentum = 128, 1.0 - 2.0**-7
+    labels = _labels(rng, steps, B)
+    eval_labels = _labels(rng, 1, B_EVAL)[0]
+    ones = np.ones((3, 3, C_IN, 1))
+
+    def same_statistics(noise: np.ndarray) -> np.ndarray:  # (..., B, H, W, C_IN): patch sums of mean 0, std 1
+        sums = _conv(noise, ones)[..., 0]
+        mean = sums.mean(axis=(-3, -2, -1))[..., None, None, None, None]
+        std = sums.std(axis=(-3, -2, -1))[..., None, None, None, None]
+        return (noise - mean / (3 * 3 * C_IN)) / std
+
+    noise = same_statistics(_patterns(rng, labels))
+    amplitude = min(0.5 * 3 * 3 * C_IN / rng.uniform(28.0, 36.0), 0.49 / np.abs(noise).max())
+    images = 0.5 + amplitude * noise  # within [0, 1]
+    eval_images = 0.5 + 0.5 * amplitude * same_statistics(_patterns(rng, eval_labels[None])[0])
+    size = rng.uniform(66.0, 96.0, C) * rng.choice([-1.0, 1.0], C)
+    kernel = rng.normal(0.0, 0.02, (3, 3, C_IN, C)) + (size / (0.5 * 3 * 3 * C_IN))[None, None, None, :]
+    z = _f16(_conv(_f16(images), _f16(kernel)))
+    mean, var = z.mean(axis=(1, 2, 3)).mean(axis=0), z.var(axis=(1, 2, 3)).mean(axis=0)  # (C,) each
+
+    def settled(centre: np.ndarray, low: float, high: float) -> np.ndarray:
+        gap = (
+            rng.uniform(low, high, C) * 64 * _spacing16(centre) * np.sign(centre)
+        )  # away from 0: no smaller spacing
+        return (centre + gap).astype(np.float32)
+
+    case = _case(
+        rng,
+        images,
+        labels,
+        eval_images,
+        eval_labels,
+        kernel,
+        z,
+        2.0**-16,
+        momentum,
+        1e-5,
+        (settled(mean, 0.75, 0.85), settled(var, 0.35, 0.5)),
+    )
+    case["dense_w"] = (case["dense_w"] / 64).astype(np.float32)  # the losses barely depend on the features
+    return case
+
+
+FAMILIES = {
+    "wide_channels": wide_channels,
+    "faint_images": faint_images,
+    "pretrained_stats": pretrained_stats,
+    "settled_stats": settled_stats,
+}
