@@ -218,9 +218,9 @@ def test_a_pitfall_listed_as_not_shown_yet_shows_nothing(problem_id, path):
 ACCEPTED_DEPARTURES = {  # variants the statement accepts though they run other dtypes than the recipe
     ("mixed_precision_mlp", "update_rounded_to_fp16"): "the fp32 update lr * g rounded to fp16 before it is "
     "subtracted: accepted (the grader cannot tell it apart), and the profile rightly shows the round trip",
-    ("conv_batchnorm", "flax_modules_optax"): "flax.linen.BatchNorm takes the fp32 statistics of its fp16 "
-    "input and normalizes it by mixing the two (fp16 promoted to fp32 inside flax): the recipe's numbers, and "
-    "the profile rightly shows the mixing at the BatchNorm line",
+    ("conv_batchnorm", "flax_modules_optax"): "flax.linen.BatchNorm takes the fp32 statistics of its "
+    "fp16 input and normalizes it by mixing the two (fp16 promoted to fp32 inside flax): the recipe's "
+    "numbers, and the profile rightly shows the mixing at the BatchNorm line",
 }
 
 

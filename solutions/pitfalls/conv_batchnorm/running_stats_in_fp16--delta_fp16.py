@@ -75,4 +75,4 @@ def train_conv_bn(
         losses.append(loss)
     z = conv16(jnp.asarray(eval_images).astype(F16), p["kernel"]).astype(F32)
     eval_losses = head(p, batch_norm(p, z, rm, rv, epsilon), jnp.asarray(eval_labels), reduce=False)
-    return jnp.concatenate([jnp.stack(losses), rm.astype(F32), rv.astype(F32), eval_losses])
+    return jnp.concatenate([jnp.stack(losses), rm, rv, eval_losses])  # fp16 promoted to fp32
