@@ -32,7 +32,7 @@ def _nonfinite_mismatch(got: np.ndarray, expected: np.ndarray) -> str | None:
         return None
     i = int(np.flatnonzero(bad)[0])
     more = int(bad.sum()) - 1
-    tail = f" (and {more} more)" if more else ""
+    tail = f" (and {more} more non-finite mismatches)" if more else ""
     return f"entry {i} is {got[i]:g} where the reference is {expected[i]:g}{tail}"
 
 
