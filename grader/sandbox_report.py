@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 _PROTECTIONS = ("filesystem", "network", "signals")  # Landlock's, by ABI
+# what a child reports held, Landlock's and the others: the seccomp filter's, the namespaces', no capability
+REPORTED = (*_PROTECTIONS, "sockets", "processes", "kernel_objects", "privileges")
 
 
 @dataclass(frozen=True)
@@ -28,11 +30,18 @@ class Sandbox:
     sockets_reason: str = ""
     processes: bool = False
     processes_reason: str = ""
+    kernel_objects: bool = False  # no SysV IPC, message queue or keyring shared with another process
+    kernel_objects_reason: str = ""
+    privileges: bool = False  # no capability, no_new_privs, root's owner powers refused
+    privileges_reason: str = ""
     unprotected: tuple[str, ...] = ()
 
     @property
     def held(self) -> int:
-        return sum(getattr(self, name) for name in (*_PROTECTIONS, "sockets", "processes"))
+        return sum(
+            getattr(self, name)
+            for name in (*_PROTECTIONS, "sockets", "processes", "kernel_objects", "privileges")
+        )
 
     def describe(self) -> str:
         held = [name for name in _PROTECTIONS if getattr(self, name)]
@@ -51,6 +60,15 @@ class Sandbox:
             text += "; a PID namespace held its processes"
         elif self.processes_reason != self.reason or held:
             text += f"; no PID namespace ({self.processes_reason or 'not reported'})"
+        if self.kernel_objects and self.privileges:
+            text += "; no IPC or privilege shared"
+        else:
+            for shown, name in (("IPC", "kernel_objects"), ("privileges", "privileges")):
+                why = getattr(self, f"{name}_reason")
+                if getattr(self, name):
+                    text += f"; no {shown} shared"
+                elif why != self.reason or held:
+                    text += f"; {shown} not closed ({why or 'not reported'})"
         text += f"; GRADE_SANDBOX: {self.command}" if self.command else ""
         if self.unprotected:
             text += f"; TESTING ONLY, switched off: {', '.join(self.unprotected)}"
@@ -63,6 +81,8 @@ class Sandbox:
             "reason": self.reason,
             "sockets": self.sockets,
             "processes": self.processes,
+            "kernel_objects": self.kernel_objects,
+            "privileges": self.privileges,
             "unprotected": list(self.unprotected),
             "command": self.command,
             "summary": self.describe(),

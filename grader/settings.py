@@ -32,6 +32,11 @@ PROTECTIONS = {
     "private-cache": "each learner's compiled kernels live in a cache folder only that learner can reach",
     "process-namespace": "the learner's processes live in a PID namespace that dies with the run",
     "socket-filter": "a seccomp filter refuses every new socket to learner code",
+    "kernel-objects": "the learner's child has IPC of its own (a new IPC namespace) and a seccomp filter "
+    "refuses SysV IPC, POSIX message queues and keyrings",
+    "no-privileges": "the learner's child gives up every capability and sets no_new_privs; a seccomp "
+    "filter refuses what root could still do to its own files (mode, owner, times, attributes), other "
+    "processes and the kernel",
     "disk-limit": "what learner code writes to its folders is counted against a limit",
 }
 # Variables that choose the backend or locale: passed through so learner and reference see the same device.

@@ -116,8 +116,13 @@ def test_the_reference_beside_the_submission_is_out_of_reach(toy_course):
     # Its copy in the child's folder tells it nothing, and Landlock hides the grader's /proc entry (where it
     # works) and refuses the read where the course is found.
     assert result.status is Status.ERROR and "no reference solution within reach" in result.message
-    switched_off = Grader(toy_course, secret=SECRET, limits=Limits(30, settings=Settings(landlock=False)))
+    # Without capabilities the grader's /proc entry is out of reach too (its capabilities are not the
+    # child's): the old behaviour needs both protections off.
+    unprotected = Settings(landlock=False, unprotected=frozenset({"no-privileges"}))
+    switched_off = Grader(toy_course, secret=SECRET, limits=Limits(30, settings=unprotected))
     assert switched_off.grade_file(problem, cheat).status is Status.PASS, "the old behaviour, Landlock off"
+    only_landlock_off = Grader(toy_course, secret=SECRET, limits=Limits(30, settings=Settings(landlock=False)))
+    assert only_landlock_off.grade_file(problem, cheat).status is Status.ERROR, "no capability: no /proc"
 
 
 def test_a_forged_sandbox_report_is_never_believed(toy_course):

@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import socket
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -263,19 +264,67 @@ def test_foreign_abis_are_refused(runs, abi):
     assert runs["filtered"][abi] == "PermissionError:EPERM"
 
 
-def test_the_program_jumps_only_forward_to_a_return():
+def _module():
     spec = importlib.util.spec_from_file_location("_grader_seccomp", MODULE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def _verdict(program, number: int, arch: int, args=(0, 0, 0, 0, 0, 0)) -> str:
+    """Runs the classic BPF program on one system call, as the kernel would: "allow" or the errno's name."""
+    data = struct.pack("<iIQ6Q", number, arch, 0, *args)
+    pc, accumulator = 0, 0
+    for _ in range(len(program)):
+        code, jt, jf, k = program[pc]
+        if code == 0x20:
+            accumulator, pc = struct.unpack_from("<I", data, k)[0], pc + 1
+        elif code == 0x15:
+            pc += 1 + (jt if accumulator == k else jf)
+        elif code == 0x45:
+            pc += 1 + (jt if accumulator & k else jf)
+        else:
+            assert code == 0x06
+            return "allow" if k == 0x7FFF0000 else errno.errorcode[k & 0xFFFF]
+    raise AssertionError("the program ran off its end")
+
+
+def test_the_program_jumps_only_forward_and_ends_in_a_return():
+    module = _module()
     assert module.filter_program("riscv64") is None
     for machine in ("x86_64", "aarch64"):
         program = module.filter_program(machine)
         for index, (code, jt, jf, _) in enumerate(program):
-            if code & 0x07 == 0x05:  # a jump: both targets are returns, or the next instruction
-                for target in (index + 1 + jt, index + 1 + jf):
-                    assert target == index + 1 or program[target][0] == 0x06
+            if code & 0x07 == 0x05:  # a jump: forward, within the program
+                assert index + 1 + max(jt, jf) < len(program)
+        assert program[-1][0] == 0x06
         verdicts = {k for code, _, _, k in program if code == 0x06}
-        assert verdicts == {0x7FFF0000, 0x50000 | errno.EACCES, 0x50000 | errno.EPERM}
+        assert verdicts == {0x7FFF0000} | {0x50000 | e for e in (errno.EACCES, errno.EPERM, errno.ENOSYS)}
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_each_group_refuses_its_calls_and_nothing_else(machine):
+    """The program, run on calls by number: each group's calls refused only when the group is asked for;
+    clone and prlimit64 judged by their first argument, clone3 sent back to clone."""
+    module = _module()
+    arch, calls = module._ARCHES[machine][0], module._CALLS[machine]
+    read = 0 if machine == "x86_64" else 63
+    full, sockets = module.filter_program(machine), module.filter_program(machine, ("sockets",))
+    assert _verdict(full, read, arch) == _verdict(sockets, read, arch) == "allow"
+    assert _verdict(full, calls["socket"], arch) == _verdict(sockets, calls["socket"], arch) == "EACCES"
+    for number in calls["ipc"] + calls["powers"]:
+        assert _verdict(full, number, arch) == "EPERM" and _verdict(sockets, number, arch) == "allow"
+    assert _verdict(full, calls["clone3"], arch) == "ENOSYS"
+    thread = 0x3D0F00  # CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | ...
+    assert _verdict(full, calls["clone"], arch, (thread, 0, 0, 0, 0, 0)) == "allow"
+    for namespace in (0x00020000, 0x08000000, 0x10000000, 0x20000000, 0x40000000):
+        assert _verdict(full, calls["clone"], arch, (namespace | 17, 0, 0, 0, 0, 0)) == "EPERM"
+    assert _verdict(full, calls["prlimit64"], arch) == "allow"
+    assert _verdict(full, calls["prlimit64"], arch, (4242, 0, 0, 0, 0, 0)) == "EPERM"
+    assert _verdict(full, calls["setpriority"], arch) == "allow"  # PRIO_PROCESS, who 0: itself
+    assert _verdict(full, calls["setpriority"], arch, (2, 0, 0, 0, 0, 0)) == "EPERM"  # PRIO_USER
+    assert _verdict(full, calls["setpriority"], arch, (0, 4242, 0, 0, 0, 0)) == "EPERM"  # another process
+    assert _verdict(full, calls["socket"], 0x40000003) == "EPERM"  # i386's numbers: another ABI
 
 
 # Stands in for a container's seccomp profile: seccomp(2) itself fails with the errno given; then the module

@@ -21,13 +21,14 @@ from grader.authoring.discrimination import (
     AIMS,
     PITFALL_AIM,
     VARIANT_AIM,
+    PendingTables,
     Row,
     Table,
     case_blocks,
     checking_limits,
-    discrimination_tables,
 )
 from grader.course.problems import Course, Problem, pitfall_name
+from grader.expected.output_cache import practice_store
 from grader.expected.trusted import REFERENCE
 from grader.grading.diagnose import diagnose
 from grader.grading.grader import Grader
@@ -230,18 +231,21 @@ def check_problems(
         if p.stub_path.is_file()
         and not any(f.name == "cases.py" and f.verdict is Verdict.FAIL for f in findings[p.id])
     ]
+    with_reference = [p for p in runnable if REFERENCE in ready[p.id]]
+    measured = [None, *secrets]  # the practice cases too: a learner must meet every mistake named there
+    files = {p.id: ready[p.id] for p in with_reference}
+    # The tables first, in the background: the stub's and the reference's grading (one child at a time)
+    # would otherwise leave a core idle.
+    pending = PendingTables(with_reference, files, measured, limits, practice_store(settings)).start()
     stubs = _grade(Grader(course, limits=limits), [(p, p.stub_path) for p in runnable])
     for problem, result in zip(runnable, stubs, strict=True):
         findings[problem.id].append(_stub_finding(result))
-    with_reference = [p for p in runnable if REFERENCE in ready[p.id]]
     references = [(p, ready[p.id][REFERENCE]) for p in with_reference]
     practice = _grade(Grader(course, limits=limits), references)
     hidden = _grade(Grader(course, secret=secrets[0], limits=limits), references)
     for problem, passed, hidden_passed in zip(with_reference, practice, hidden, strict=True):
         findings[problem.id].append(_reference_finding(passed, hidden_passed, secrets[0]))
-    measured = [None, *secrets]  # the practice cases too: a learner must meet every mistake named there
-    files = {p.id: ready[p.id] for p in with_reference}
-    tables = discrimination_tables(with_reference, files, measured, limits)
+    tables = pending.tables()
     checks = []
     for problem in problems:
         table = tables.get(problem.id)

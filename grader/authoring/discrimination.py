@@ -17,6 +17,7 @@ import numpy as np
 from grader.course.cases import Case, make_cases
 from grader.course.problems import Course, Problem, find_course
 from grader.errors import CourseError
+from grader.expected.output_cache import OutputStore
 from grader.expected.trusted import (
     REFERENCE,
     Outputs,
@@ -140,23 +141,73 @@ def discrimination_tables(
     """Runs each problem's files (`files[problem.id]`, labelled as `table_files` does) on the hidden cases
     of the given secrets (None: the practice cases), every problem in the same two children under `limits`,
     and returns each problem's table."""
-    cases = {problem.id: hidden_cases(problem, secrets) for problem in problems}
-    # Two children, each with every other file of every problem, so both cores work.
-    requests: list[list[TrustedRequest]] = [[] for _ in range(CHILDREN)]
-    for problem in problems:
-        items = list(files[problem.id].items())
-        for child, chosen in enumerate(items[start::CHILDREN] for start in range(CHILDREN)):
-            if chosen:
-                requests[child].append(TrustedRequest(problem, dict(chosen), cases[problem.id]))
-    runs = [TrustedOutputs(batch, limits).start() for batch in requests if batch]
-    tables = {}
-    for problem in problems:
-        merged = {}
-        for run in runs:
-            if problem.id in run.requests:
-                merged |= run.result(problem.id)
-        tables[problem.id] = _table(problem, cases[problem.id], files[problem.id], merged)
-    return tables
+    return PendingTables(problems, files, secrets, limits).start().tables()
+
+
+class PendingTables:
+    """The discrimination tables of several problems, computed in the background once `start()` is called
+    (in CHILDREN trusted children that share the work: see `_shares`); `tables()` waits for them."""
+
+    def __init__(
+        self,
+        problems: Sequence[Problem],
+        files: dict[str, dict[str, Path]],
+        secrets: Sequence[str | None],
+        limits: Limits,
+        store: OutputStore | None = None,
+    ) -> None:
+        """With a `store`, outputs found there are not computed again, and those computed are kept there:
+        the check's secrets are public names, so its hidden cases are as public as the practice ones."""
+        self.problems, self.files = list(problems), files
+        self.cases = {problem.id: hidden_cases(problem, secrets) for problem in problems}
+        shares = _shares(self.problems, files, self.cases)
+        self.runs = [TrustedOutputs(requests, limits, store) for requests in shares if requests]
+
+    def start(self) -> PendingTables:
+        for run in self.runs:
+            run.start()
+        return self
+
+    def tables(self) -> dict[str, Table]:
+        tables = {}
+        for problem in self.problems:
+            merged = _merged([run.result(problem.id) for run in self.runs if problem.id in run.requests])
+            tables[problem.id] = _table(problem, self.cases[problem.id], self.files[problem.id], merged)
+        return tables
+
+
+def _shares(
+    problems: Sequence[Problem], files: dict[str, dict[str, Path]], cases: dict[str, list[Case]]
+) -> list[list[TrustedRequest]]:
+    """What each of the CHILDREN computes: every file of every problem, on its share of each problem's cases
+    (every other case), so that a file that costs minutes (a natural mistake that broadcasts to N x N) costs
+    each child half of them and both cores stay busy to the end. The first child goes through the problems
+    and their files in order, the second from the last: a program that both compile (a file jitted once per
+    family of shapes) is compiled by the first to reach it, and read from the course's compilation cache by
+    the other."""
+    shares: list[list[TrustedRequest]] = []
+    for child in range(CHILDREN):
+        forward = child % 2 == 0
+        requests = []
+        for problem in problems if forward else reversed(problems):
+            mine = cases[problem.id][child::CHILDREN]
+            paths = files[problem.id] if forward else dict(reversed(files[problem.id].items()))
+            if mine and paths:
+                requests.append(TrustedRequest(problem, paths, mine))
+        shares.append(requests)
+    return shares
+
+
+def _merged(results: list[dict[str, Outputs | str]]) -> dict[str, Outputs | str]:
+    """One file's outputs from every child's share of the cases; the first reason a share failed, if any."""
+    merged: dict[str, Outputs | str] = {}
+    for result in results:
+        for label, outputs in result.items():
+            before = merged.get(label, {})
+            if isinstance(before, str):
+                continue
+            merged[label] = outputs if isinstance(outputs, str) else before | outputs
+    return merged
 
 
 def discrimination_table(course: Course, problem: Problem, secrets: Sequence[str], limits: Limits) -> Table:

@@ -39,6 +39,7 @@ _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # the ri
 BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
+MAKE_CHAR, MAKE_BLOCK = 1 << 6, 1 << 11
 READ = EXECUTE | READ_FILE | READ_DIR
 
 
@@ -115,7 +116,9 @@ def restrict(read: list[str], read_write: list[str], files: list[str]) -> dict[s
     if ruleset < 0:
         return unavailable(f"landlock_create_ruleset failed: {os.strerror(ctypes.get_errno())}", abi)
     try:
-        rules = [(path, READ & all_fs) for path in read] + [(path, all_fs) for path in read_write]
+        # no device nodes, even in the child's own folders (a root child could make one of the disk)
+        writable = all_fs & ~(MAKE_CHAR | MAKE_BLOCK)
+        rules = [(path, READ & all_fs) for path in read] + [(path, writable) for path in read_write]
         rules += [(path, (READ_FILE | EXECUTE) & _FILE_RIGHTS) for path in files]
         for path, rights in rules:
             problem = _add_rule(libc, ruleset, path, rights)

@@ -22,6 +22,7 @@ def apply_limits(limits: dict[str, int | None]) -> None:
         if value:
             hard = value + 5 if which == resource.RLIMIT_CPU else value  # SIGXCPU first, SIGKILL 5 s later
             resource.setrlimit(which, (value, hard))
+    resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))  # no real-time scheduling class over classmates
     if sys.platform.startswith("linux"):
         import ctypes
         import signal

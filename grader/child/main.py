@@ -171,20 +171,31 @@ def _profile(channel: _Channel, job: dict, fn, number: int, workdir: str, harnes
     channel.send(event="profile", label=job["label"], profile=found)
 
 
-def _restrict(sandbox: dict, processes: dict) -> dict[str, Any]:
+def _restrict(sandbox: dict, processes: dict, privileges: dict) -> dict[str, Any]:
     """Closes what learner code must not reach, before any submission is imported, and returns what held:
-    Landlock's filesystem, network and signal rules (grader/child/landlock.py), the seccomp filter on sockets
-    (grader/child/seccomp.py), and the PID namespace the child entered at its start
-    (grader/child/process_namespace.py)."""
+    Landlock's filesystem, network and signal rules (grader/child/landlock.py), the seccomp filter
+    (grader/child/seccomp.py: sockets; SysV IPC, message queues and keyrings; what root may still do without
+    capabilities), the PID and IPC namespaces the child entered at its start
+    (grader/child/process_namespace.py), and the capabilities it gave up then (grader/child/privileges.py)."""
     import jax
 
     jax.devices()  # the backend starts before the sandbox closes: a GPU runtime reads /proc and /sys
     landlock, seccomp = _sibling("landlock"), _sibling("seccomp")  # read before Landlock closes their folder
     held = landlock.restrict_child(sandbox["forbidden"]) if sandbox["forbidden"] is not None else None
     report = held or landlock.unavailable("not asked")
-    sockets = seccomp.close_sockets() if sandbox["sockets"] else {"sockets": False, "reason": "not asked"}
-    report |= {"sockets": sockets["sockets"], "sockets_reason": sockets["reason"]}
+    groups = tuple(group for group in seccomp.GROUPS if sandbox.get(group))
+    closed = seccomp.close(groups) if groups else {"sockets": False, "reason": "not asked", "groups": []}
+    report |= {"sockets": closed["sockets"], "sockets_reason": closed["reason"] or "not asked"}
+    if not sandbox.get("sockets"):
+        report["sockets_reason"] = "not asked"
     report |= {"processes": processes["processes"], "processes_reason": processes["reason"]}
+    # IPC of its own: a namespace (made with the PID namespace) or, where none, the filter's refusals
+    ipc = "ipc" in closed["groups"]
+    ipc_reason = "" if ipc else (closed["reason"] if sandbox.get("ipc") else "not asked")
+    report |= {"kernel_objects": ipc, "kernel_objects_reason": ipc_reason}
+    powers = privileges["privileges"] and "powers" in closed["groups"]
+    powers_reason = privileges["reason"] or ("" if powers else closed["reason"] or "not asked")
+    report |= {"privileges": powers, "privileges_reason": powers_reason}
     if not report["filesystem"]:  # nothing keeps this child out of other learners' cache folders
         jax.config.update("jax_enable_compilation_cache", False)
     return report
@@ -197,15 +208,20 @@ _NOT_ISOLATED = {"gpu": "JAX may use a GPU here, and CUDA cannot start in a PID 
 def main(argv: list[str]) -> None:
     request_fd, result_fd = int(argv[1]), int(argv[2])
     control = int(argv[3]) if len(argv) > 3 else None
-    # First, while this process has one thread: a PID namespace that takes every process it starts with it.
+    with os.fdopen(request_fd, "rb") as source:
+        request = pickle.load(source)  # written by the grader, never by learner code
+    sandbox = request.get("sandbox")
+    # First, while this process has one thread: PID and IPC namespaces that take every process it starts
+    # and every kernel object it makes with them; then no capability, for this thread and the ones to come.
     mode = argv[4] if len(argv) > 4 else ""
     processes = (
-        _sibling("process_namespace").enter()
+        _sibling("process_namespace").enter(ipc=bool(sandbox and sandbox.get("ipc")))
         if mode == "isolate"
         else {"processes": False, "reason": _NOT_ISOLATED.get(mode, "not asked")}
     )
-    with os.fdopen(request_fd, "rb") as source:
-        request = pickle.load(source)  # written by the grader, never by learner code
+    # (a user namespace grants its first process every capability in it: given up whether asked or not)
+    asked = (sandbox is not None and sandbox.get("powers")) or processes.get("user_namespace")
+    privileges = _sibling("privileges").drop_all() if asked else {"privileges": False, "reason": "not asked"}
     channel = _Channel(result_fd)
     _limits.apply_limits(request.get("limits", {}))
     import jax  # noqa: F401  (imported before learner code, so its cost is not the learner's)
@@ -218,8 +234,7 @@ def main(argv: list[str]) -> None:
         global _profiler
         _profiler = _sibling("profiler", "profile")  # grader code, likewise
         _profiler.preload()
-    sandbox = request.get("sandbox")
-    held = _restrict(sandbox, processes) if sandbox is not None else None
+    held = _restrict(sandbox, processes, privileges) if sandbox is not None else None
     failures = _harness_failures(request["jobs"], harnesses)
     channel.send(event="ready", sandbox=held, harness_failures=failures)  # the last word of trusted code
     if held is not None and sandbox["required"] and not held["filesystem"]:

@@ -27,7 +27,7 @@ import resource
 import signal
 import struct
 
-_CLONE_NEWUSER, _CLONE_NEWPID = 0x10000000, 0x20000000
+_CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID = 0x08000000, 0x10000000, 0x20000000
 _PR_SET_PDEATHSIG = 1
 
 
@@ -41,13 +41,6 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _drop_capabilities() -> None:
-    """Gives up the capabilities a new user namespace grants its first process: the worker needs none."""
-    header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-    data = bytes(24)  # two {effective, permitted, inheritable} sets, all empty
-    ctypes.CDLL(None, use_errno=True).capset(header, data)
-
-
 def _map_own_user(uid: int, gid: int) -> None:
     """Maps the grader's user and group to themselves in the new user namespace (files the worker writes
     then belong to the grader's user, as without the namespace)."""
@@ -56,15 +49,16 @@ def _map_own_user(uid: int, gid: int) -> None:
             handle.write(text)
 
 
-def _unshare_pid() -> tuple[str, bool]:
-    """Unshares the PID namespace (with a user namespace when not privileged); returns ("" or why it
-    failed, whether a user namespace was made)."""
+def _unshare_pid(ipc: bool) -> tuple[str, bool]:
+    """Unshares the PID namespace, and with `ipc` the IPC namespace too (with a user namespace when not
+    privileged); returns ("" or why it failed, whether a user namespace was made)."""
     if not os.path.exists("/proc/self/ns/pid"):
         return "this system has no PID namespaces", False
-    if _unshare(_CLONE_NEWPID) == 0:
+    flags = _CLONE_NEWPID | (_CLONE_NEWIPC if ipc and os.path.exists("/proc/self/ns/ipc") else 0)
+    if _unshare(flags) == 0:
         return "", False
     uid, gid = os.getuid(), os.getgid()
-    code = _unshare(_CLONE_NEWUSER | _CLONE_NEWPID)
+    code = _unshare(_CLONE_NEWUSER | flags)
     if code:
         return (
             f"unshare failed ({os.strerror(code)}): no privilege, and no unprivileged user namespaces",
@@ -114,12 +108,14 @@ def _end_like(status: int) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def enter() -> dict[str, object]:
-    """Puts the rest of this process's life (as the worker) in a new PID namespace; returns, in the worker,
-    {"processes": True, "reason": ""}, or, where no namespace could be made, {"processes": False, "reason":
-    why} in this same process. Call it while the process has a single thread."""
+def enter(ipc: bool = False) -> dict[str, object]:
+    """Puts the rest of this process's life (as the worker) in a new PID namespace, and with `ipc` a new IPC
+    namespace (SysV shared memory, semaphores, message queues and POSIX message queues of its own, gone with
+    it); returns, in the worker, {"processes": True, "reason": ""}, or, where no namespace could be made,
+    {"processes": False, "reason": why} in this same process. Call it while the process has a single
+    thread. The worker gives up its capabilities afterwards (grader/child/privileges.py)."""
     _die_with_parent()
-    reason, user_namespace = _unshare_pid()
+    reason, user_namespace = _unshare_pid(ipc)
     if reason:
         return {"processes": False, "reason": reason}
     read_status, write_status = os.pipe()
@@ -131,9 +127,7 @@ def enter() -> dict[str, object]:
         if worker == 0:
             os.close(write_status)
             _die_with_parent()
-            if user_namespace:
-                _drop_capabilities()
-            return {"processes": True, "reason": ""}
+            return {"processes": True, "reason": "", "user_namespace": user_namespace}
         _close_inherited(keep=write_status)
         _init(worker, write_status)
     os.close(write_status)

@@ -11,7 +11,7 @@ from grader.course.problems import Problem
 from grader.errors import CourseError, UsageError
 from grader.running.limits import Limits
 from grader.running.packages import may_use_gpu
-from grader.sandbox_report import Sandbox
+from grader.sandbox_report import REPORTED, Sandbox
 from grader.settings import LANDLOCK_ENV, REQUIRE_SANDBOX_ENV, SANDBOX_ENV, Settings
 
 
@@ -59,6 +59,8 @@ def sandbox_request(limits: Limits, problems: list[Problem], trusted: bool, pref
         "forbidden": courses if settings.landlock else None,
         "required": settings.require_sandbox and not prefix,
         "sockets": settings.protects("socket-filter"),
+        "ipc": settings.protects("kernel-objects"),
+        "powers": settings.protects("no-privileges"),
     }
 
 
@@ -79,6 +81,8 @@ def unreported(limits: Limits, prefix: list[str]) -> Sandbox:
         reason=reason if limits.settings.landlock else f"switched off: {LANDLOCK_ENV}=off",
         sockets_reason=reason,
         processes_reason=reason,
+        kernel_objects_reason=reason,
+        privileges_reason=reason,
         command=" ".join(prefix),
         unprotected=tuple(sorted(limits.settings.unprotected)),
     )
@@ -95,12 +99,11 @@ def reported(report: dict, before: Sandbox) -> Sandbox:
     abi = report.get("abi")
     replaced = {
         "abi": abi if type(abi) is int and 0 <= abi < 1000 else 0,
-        **{
-            key: report.get(key) is True
-            for key in ("filesystem", "network", "signals", "sockets", "processes")
-        },
+        **{key: report.get(key) is True for key in REPORTED},
         "sockets_reason": _text(report, "sockets_reason"),
         "processes_reason": _text(report, "processes_reason"),
+        "kernel_objects_reason": _text(report, "kernel_objects_reason"),
+        "privileges_reason": _text(report, "privileges_reason"),
     }
     if before.reason.startswith("switched off") and not replaced["filesystem"]:
         return dataclasses.replace(before, **replaced)

@@ -1,0 +1,143 @@
+"""Where a check's time goes: every file of `grade check` run on its cases in one bare interpreter, with
+JAX's own compile timers, and a table per problem of what each phase costs.
+
+    python benchmarks/check_profile.py [ID...] [--secrets 3] [--files 3]
+
+For each problem, every file `grade check` runs (the reference, the pitfall forms, the variants, the natural
+mistakes) is imported and called on the cases the check measures (the practice cases and the hidden cases of
+`--secrets` secrets), one file after another in this process, as a trusted child runs them, with no grader
+and no compilation cache on disk. JAX's monitoring events split each file's time into tracing
+(`jaxpr_trace_duration`), lowering to MLIR (`jaxpr_to_mlir_module_duration`), XLA compilation
+(`backend_compile_duration`, with the count of compilations) and the rest: running the compiled code and
+Python's own dispatch. The files that cost the most are listed with how many times they compiled: a file
+that compiles once per case builds a new program for every case (a `jax.jit` made inside the function, with
+the case's scalars baked in), which no cache shared between cases can save.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from jax._src import monitoring  # noqa: E402
+
+from grader.authoring.check import DEFAULT_SECRETS  # noqa: E402
+from grader.authoring.discrimination import hidden_cases, table_files  # noqa: E402
+from grader.course.problems import Course  # noqa: E402
+
+EVENTS = {
+    "/jax/core/compile/backend_compile_duration": "compile",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+    "/jax/core/compile/jaxpr_trace_duration": "trace",
+}
+_spent: dict[str, float] = defaultdict(float)
+
+
+def _listen(event: str, seconds: float, **_: object) -> None:
+    phase = EVENTS.get(event)
+    if phase:
+        _spent[phase] += seconds
+        if phase == "compile":
+            _spent["compiles"] += 1
+
+
+def _load_harness(path: Path | None):
+    if path is None:
+        return None
+    spec = importlib.util.spec_from_file_location("harness", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _call(function, harness, inputs: dict) -> None:
+    try:
+        if harness is None:
+            np.asarray(function(**inputs))
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                np.asarray(harness.run_case(function, dict(inputs), Path(folder)))
+    except Exception:  # a natural mistake may raise: its time still counts
+        pass
+
+
+def profile_problem(course: Course, problem, secrets: list[str]) -> tuple[dict, list[tuple]]:
+    """Runs every file of the problem's check on its cases; returns the phase totals and per-file rows."""
+    cases = hidden_cases(problem, [None, *secrets])
+    harness = _load_harness(problem.harness_path)
+    totals: dict[str, float] = defaultdict(float)
+    rows = []
+    for label, path in table_files(course, problem).items():
+        spec = importlib.util.spec_from_file_location(f"profiled_{label.replace(':', '_')}", path)
+        module = importlib.util.module_from_spec(spec)
+        start = time.perf_counter()
+        spec.loader.exec_module(module)
+        function = getattr(module, problem.function)
+        before = dict(_spent)
+        for case in cases:
+            _call(function, harness, case.inputs)
+        wall = time.perf_counter() - start
+        spent = {phase: _spent[phase] - before.get(phase, 0.0) for phase in ("compile", "lower", "trace")}
+        compiles = int(_spent["compiles"] - before.get("compiles", 0))
+        rows.append((label, wall, spent["compile"], compiles))
+        totals["wall"] += wall
+        totals["compiles"] += compiles
+        for phase, seconds in spent.items():
+            totals[phase] += seconds
+    totals["calls"] = len(cases) * len(rows)
+    totals["files"] = len(rows)
+    jax.clear_caches()  # as a child does between problems
+    return totals, rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("ids", nargs="*", help="problem ids (default: all)")
+    parser.add_argument("--secrets", type=int, default=len(DEFAULT_SECRETS), help="secrets (default 3)")
+    parser.add_argument("--files", type=int, default=3, help="costliest files listed per problem")
+    args = parser.parse_args()
+    monitoring.register_event_duration_secs_listener(_listen)
+    course = Course(ROOT)
+    problems = [course.problem(i) for i in args.ids] if args.ids else course.problems()
+    secrets = list(DEFAULT_SECRETS[: args.secrets]) + [
+        f"check-{n + 1}" for n in range(len(DEFAULT_SECRETS), args.secrets)
+    ]
+    head = f"{'problem':<22} {'files':>5} {'calls':>6} {'seconds':>8} {'compile':>8} {'(count)':>8}"
+    print(head + f" {'lower':>6} {'trace':>6} {'rest':>7}  costliest files (seconds, compilations)")
+    grand: dict[str, float] = defaultdict(float)
+    for problem in problems:
+        totals, rows = profile_problem(course, problem, secrets)
+        for key, value in totals.items():
+            grand[key] += value
+        rest = totals["wall"] - totals["compile"] - totals["lower"] - totals["trace"]
+        costly = sorted(rows, key=lambda row: -row[1])[: args.files]
+        named = ", ".join(f"{label} {wall:.0f} s/{compiles}" for label, wall, _, compiles in costly)
+        print(
+            f"{problem.id:<22} {totals['files']:>5.0f} {totals['calls']:>6.0f} {totals['wall']:>8.1f}"
+            f" {totals['compile']:>8.1f} {totals['compiles']:>8.0f} {totals['lower']:>6.1f}"
+            f" {totals['trace']:>6.1f} {rest:>7.1f}  {named}",
+            flush=True,
+        )
+    rest = grand["wall"] - grand["compile"] - grand["lower"] - grand["trace"]
+    print(
+        f"{'all':<22} {grand['files']:>5.0f} {grand['calls']:>6.0f} {grand['wall']:>8.1f}"
+        f" {grand['compile']:>8.1f} {grand['compiles']:>8.0f} {grand['lower']:>6.1f} {grand['trace']:>6.1f}"
+        f" {rest:>7.1f}"
+    )
+    share = grand["compile"] / grand["wall"] if grand["wall"] else 0.0
+    print(f"XLA compilation: {share:.0%} of the files' time, one process, no cache on disk")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
