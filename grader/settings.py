@@ -22,6 +22,7 @@ REQUIRE_SANDBOX_ENV = "GRADE_REQUIRE_SANDBOX"  # "1": grade nothing where no san
 COURSE_ROOT_ENV = "GRADE_COURSE_ROOT"  # the course to use, wherever the command runs
 BACKEND_ENV = "GRADE_BACKEND"  # "cpu" (default): children run JAX on the CPU; "native": where JAX chooses
 UNPROTECTED_ENV = "GRADE_TEST_UNPROTECTED"  # tests only: protections switched off, to show what each holds
+HIDDEN_OUTPUT_ENV = "GRADE_HIDDEN_SHOWS_OUTPUT"  # "1": hidden-mode reports show what learner code said
 # What keeps a hostile submission from passing or touching another learner's result, each switchable off
 # (GRADE_TEST_UNPROTECTED=name,name) only so that the tests can show the old behaviour it prevents. Every
 # report of a run with any of them off says so.
@@ -38,6 +39,11 @@ PROTECTIONS = {
     "filter refuses what root could still do to its own files (mode, owner, times, attributes), other "
     "processes and the kernel",
     "disk-limit": "what learner code writes to its folders is counted against a limit",
+    "hidden-text": "hidden-mode reports leave out what learner code said (messages, prints, its own "
+    "exception types), unless the course sets GRADE_HIDDEN_SHOWS_OUTPUT=1",
+    "own-folders": "what a learner's earlier runs left in their folders is not a later run's: entries "
+    "counted from what was there, the kernel cache pruned by entries too, and a limit hit there the "
+    "learner's error",
 }
 # Variables that choose the backend or locale: passed through so learner and reference see the same device.
 PASSED_ENV = (
@@ -111,6 +117,7 @@ class Settings:
     cache_root: Path | None = None  # GRADE_CACHE_DIR: the folder of the caches kept between runs (None: off)
     course_root: Path | None = None  # GRADE_COURSE_ROOT: the course, wherever the command runs
     unprotected: frozenset[str] = frozenset()  # GRADE_TEST_UNPROTECTED: protections off (tests only)
+    hidden_output: bool = False  # GRADE_HIDDEN_SHOWS_OUTPUT=1: hidden reports show learner messages, prints
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Settings:
@@ -129,7 +136,13 @@ class Settings:
             cache_root=_cache_root(environ),
             course_root=Path(course_root) if course_root else None,
             unprotected=unprotected,
+            hidden_output=environ.get(HIDDEN_OUTPUT_ENV, "") == "1",
         )
+
+    @property
+    def withholds_text(self) -> bool:
+        """Whether hidden-mode reports leave out what learner code said (grader/grading/withheld.py)."""
+        return self.protects("hidden-text") and not self.hidden_output
 
     def protects(self, protection: str) -> bool:
         """Whether `protection` (one of PROTECTIONS) is on: always, but in the tests that show its worth."""

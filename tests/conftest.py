@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.authoring.check import check_problems
 from grader.course.problems import Course
 from grader.settings import CACHE_ENV, Settings
 
@@ -50,6 +51,24 @@ def settings(cache_folder) -> Settings:
 @pytest.fixture(scope="session")
 def course() -> Course:
     return COURSE
+
+
+@pytest.fixture(scope="session")
+def checks(request, settings) -> dict:
+    """`grade check` of every problem that a selected test of tests/test_problems.py needs (all of them in a
+    full `-m course` run), once per session: its outputs of the course's files on the practice cases land in
+    the session's output store (and its kernels in the course's compilation cache), where the other `course`
+    tests (the real course's export) find them instead of computing them again."""
+    wanted = {
+        item.callspec.params["problem"].id
+        for item in request.session.items
+        if item.module.__name__ == "test_problems"  # every test there is parametrised over problems
+    }
+    problems = [problem for problem in PROBLEMS if problem.id in wanted]
+    checked = {check.problem.id: check for check in check_problems(COURSE, problems, settings=settings)}
+    for check in checked.values():
+        print("\n" + check.render(families=True))
+    return checked
 
 
 @pytest.fixture

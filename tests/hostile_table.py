@@ -18,6 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SUBMISSIONS = HERE / "submissions"
+SHOWN = {"GRADE_HIDDEN_SHOWS_OUTPUT": "1"}  # hidden mode, as a course that shows learners' messages
 SECRET = "hostile-tests-secret"
 TIMEOUTS = {"takes_8_gib": 60, "forks_to_hoard_memory": 60}  # touching GiBs page by page is slow
 MEMORY = {"hoards_memory_outside_its_session": "1500M"}  # what it holds outside its session exceeds
@@ -30,7 +31,11 @@ def grade(course: Path, path: Path, timeout: float) -> tuple[int, dict, float]:
     argv += ["--memory-limit", MEMORY[path.stem]] if path.stem in MEMORY else []
     start = time.monotonic()
     done = subprocess.run(
-        argv, cwd=course, env={**os.environ, "GRADE_SECRET": SECRET}, capture_output=True, text=True
+        argv,
+        cwd=course,
+        env={**os.environ, "GRADE_SECRET": SECRET, "GRADE_HIDDEN_SHOWS_OUTPUT": "1"},
+        capture_output=True,
+        text=True,
     )
     seconds = time.monotonic() - start
     if done.returncode == 2:

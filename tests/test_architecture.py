@@ -33,7 +33,7 @@ ALLOWED = {
 }
 ENTRY_POINTS = {"__init__", "__main__", "cli", "notebook"}  # the public surface: may import any part
 LOADED_IN_THE_CHILD = {"child/" + name for name in ("main", "calls", "describe", "limits", "landlock")}
-LOADED_IN_THE_CHILD |= {"child/seccomp", "child/process_namespace"}
+LOADED_IN_THE_CHILD |= {"child/seccomp", "child/process_namespace", "child/privileges"}
 LOADED_IN_THE_CHILD |= {"profile/" + name for name in ("profiler", "walk", "trace")}
 MAX_MODULES = 12
 MAX_LINES = 300

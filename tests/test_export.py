@@ -81,7 +81,10 @@ def test_export_refuses_a_folder_that_is_not_empty(toy_course, tmp_path):
     assert (tmp_path / "taken" / "notes.txt").read_text() == "mine"
 
 
-def test_the_real_course_exports_and_its_copy_grades_with_its_own_grader(tmp_path):
+@pytest.mark.course
+def test_the_real_course_exports_and_its_copy_grades_with_its_own_grader(tmp_path, checks):
+    """The whole course: a `course` test, after the session's check (`checks`), whose practice outputs of
+    every pitfall file the export reads from the session's store instead of computing them again."""
     dest = tmp_path / "course-copy"
     env = {
         key: value for key, value in os.environ.items() if key not in ("GRADE_SECRET", "GRADE_COURSE_ROOT")

@@ -14,6 +14,7 @@ assertion is seen to depend on what it tests.
 from __future__ import annotations
 
 import csv
+import ctypes
 import json
 import os
 import shutil
@@ -65,7 +66,14 @@ HOSTILE = {
     "link-to-a-classmate": ("-> ../../../zoe/problems/toy/stub.py", "symbolic link"),
     "linked-folder": ("problems/toy -> ../../zoe/problems/toy", "symbolic link"),
     "long-link": ("-> " + "x" * 300, "symbolic link"),
+    # the second review's: kernel objects that name no path, root's powers, a learner's own folders
+    "zed-copies-answers-from-ipc": ("kernel/copies_answers_from_ipc.py", "LookupError"),
+    "root-powers": ("kernel/uses_roots_powers.py", "outside the tolerance"),
+    "yara-fills-its-kernel-cache": ("kernel/fills_its_kernel_cache.py", "disk limit"),
 }
+# An honest answer that leaves itself in SysV IPC and the keyring for zed, graded near the end of the batch.
+ACCOMPLICE = ("abel-leaves-answers-in-ipc", "kernel/leaves_answers_in_ipc.py")
+TARGET_PLACEHOLDER = "/nonexistent/grade-target-file"  # in uses_roots_powers.py: a file outside the folders
 # Graded last in the batch, long after the poisoner: zara's answer uses jnp.max, the kernel it poisons; zoe's
 # (numpy) is what the links point at.
 HONEST = ("zara", "zoe")
@@ -153,11 +161,14 @@ class Classroom:
         self.udp, self.unix = _datagram_listeners(tmp)
         solutions = self.course / "solutions"
         self.hostile = self.course / "roster"  # inside the course, as the documented CI layout has it
-        for name, (toy, _) in HOSTILE.items():
+        self.target = tmp / "grader-owned-file"  # outside every child's folders
+        self.target.write_text("the grader's")
+        self.target.chmod(0o644)
+        for name, (toy, _) in [*HOSTILE.items(), (ACCOMPLICE[0], (ACCOMPLICE[1], ""))]:
             if toy == "sends_udp_and_unix_datagrams.py":
                 toy = _datagrams_source(self.udp, tmp)
             elif toy.endswith(".py") and not toy.startswith("->"):
-                toy = (SUBMISSIONS / toy).read_text()
+                toy = (SUBMISSIONS / toy).read_text().replace(TARGET_PLACEHOLDER, str(self.target))
             _learner(self.hostile, name, toy, (solutions / "toy_max.py").read_text())
         (self.hostile / "token" / "problems" / "toy").mkdir(parents=True)
         (self.hostile / "token" / "problems" / "toy" / "stub.py").write_text(JAX_TOY)
@@ -185,8 +196,39 @@ class Classroom:
 
     def close(self) -> None:
         _kill_the_chain()
+        _remove_answers_left()
         self.udp.close()
         self.unix.close()
+
+
+def _answers_left() -> list[str]:
+    """What leaves_answers_in_ipc.py left behind: SysV segments and queues, keys in the user's keyring."""
+    left = []
+    for table in ("shm", "msg"):
+        try:
+            lines = Path(f"/proc/sysvipc/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        left += [f"{table} {line.split()[0]}" for line in lines if line.split()]
+    try:
+        keys = Path("/proc/keys").read_text().splitlines()
+    except OSError:
+        keys = []
+    return left + [line for line in keys if "grade-answer-" in line]
+
+
+def _remove_answers_left() -> None:
+    """Removes what the unprotected batch left (as the grader's user): segments, queues, keyring keys."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for entry in _answers_left():
+        kind, _, rest = entry.partition(" ")
+        if kind == "shm":
+            libc.shmctl(libc.shmget(int(rest), 0, 0), 0, None)  # IPC_RMID
+        elif kind == "msg":
+            libc.msgctl(libc.msgget(int(rest), 0), 0, None)
+        else:
+            keyctl = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
+            libc.syscall(ctypes.c_long(keyctl), 21, int(entry.split()[0], 16), 0, 0)  # KEYCTL_INVALIDATE
 
 
 def _rows(rows: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, str]]:
@@ -223,7 +265,7 @@ def test_no_hostile_learner_passes_and_each_row_says_why(protected):
     _, (done, rows), _, _ = protected
     assert done.returncode == 0, done.stderr
     graded = _rows(rows)
-    learners = [*HOSTILE, "token", *HONEST]
+    learners = [*HOSTILE, "token", ACCOMPLICE[0], *HONEST]
     assert len(rows) == 2 * len(learners) and {learner for learner, _ in graded} == set(learners)
     for name, (_, reason) in HOSTILE.items():
         row = graded[(name, "toy")]
@@ -240,7 +282,7 @@ def test_no_hostile_learner_passes_and_each_row_says_why(protected):
 def test_classmates_graded_beside_and_after_the_hostile_learners_are_unharmed(protected):
     _, (_, rows), (later_done, later), _ = protected
     graded = _rows(rows)
-    for name in HONEST:
+    for name in (*HONEST, ACCOMPLICE[0]):
         assert graded[(name, "toy")]["status"] == "pass", graded[(name, "toy")]
         assert graded[(name, "toy_max")]["status"] == "pass"
     assert later_done.returncode == 0, later_done.stderr
@@ -254,6 +296,9 @@ def test_nothing_a_hostile_learner_started_or_wrote_outlives_the_batch(protected
     assert chain_left == [], "the chain of processes outlived the batch"
     assert not list(room.temporary.iterdir()), "a private folder or a file written late was left behind"
     assert room.datagrams() == [], "a datagram left a learner's child"
+    assert _answers_left() == [], "a SysV object or a keyring key outlived the batch"
+    assert oct(room.target.stat().st_mode & 0o7777) == "0o644", "a learner changed a file outside its folders"
+    assert not os.listxattr(room.target), "a learner set an extended attribute outside its folders"
 
 
 def test_without_the_protections_the_old_behaviour_shows(unprotected):
@@ -272,7 +317,14 @@ def test_without_the_protections_the_old_behaviour_shows(unprotected):
         "link-to-the-solution",
         "link-to-a-classmate",
         "linked-folder",
+        # kernel-objects: the answer abel left in SysV IPC or the keyring is read; no-privileges: the
+        # grader-owned file's mode changes (as root, or as its owner); disk-limit: the kernel cache fills
+        "zed-copies-answers-from-ipc",
+        "root-powers",
+        "yara-fills-its-kernel-cache",
     }, {name: graded[(name, "toy")]["message"] for name in HOSTILE}
+    assert _answers_left(), "what abel left outlives the batch"
+    assert room.target.stat().st_mode & 0o4000, "the file outside the folders became setuid"
     forged = graded[("forged-harness", "toy")]
     assert forged["status"] == "grader_error" and "please regrade me" in forged["message"]
     assert done.returncode == 2, "the forged harness failure reads as the course's"
@@ -459,3 +511,33 @@ def test_a_run_the_grader_cannot_make_is_the_graders_error_never_a_pass(toy_cour
     assert "the grader failed, not your code" in result.message and "No space left" in result.message
     old = Limits(timeout=10, settings=Settings(unprotected=frozenset({"positive-pass"})))
     assert Grader(toy_course, secret=SECRET, limits=old).grade_file(problem, wrong).status is Status.PASS
+
+
+def test_a_learner_who_fills_their_own_cache_is_not_blamed_and_their_next_file_passes(toy_course, tmp_path):
+    """The second review's third attack, graded twice in hidden mode from one checkout: 20,100 files in the
+    learner's own kernel cache stop that run at the disk limit (the learner's error); the correct file the
+    learner hands in next passes, since the cache is pruned by entries and a run counts only what it makes.
+    With GRADE_TEST_UNPROTECTED=own-folders, the old behaviour: the next file stops before it is ready, and
+    the grader is blamed (exit 2) for as long as the files stay."""
+    litter = (SUBMISSIONS / "kernel" / "fills_its_kernel_cache.py").read_text()
+    correct = (toy_course.root / "solutions" / "toy.py").read_text()
+
+    def grade(checkout: Path, source: str, unprotected: str) -> tuple[int, dict]:
+        (checkout / "problems" / "toy").mkdir(parents=True, exist_ok=True)
+        (checkout / "problems" / "toy" / "stub.py").write_text(source)
+        env = {key: value for key, value in os.environ.items() if not key.startswith("GRADE")}
+        env |= {"GRADE_SECRET": SECRET, "GRADE_CACHE_DIR": str(tmp_path / "cache")}
+        env["GRADE_TEST_UNPROTECTED"] = unprotected
+        argv = [GRADE, "toy", "--root", str(checkout), "--format", "json", "--timeout", "20"]
+        done = subprocess.run(argv, cwd=toy_course.root, env=env, capture_output=True, text=True, timeout=300)
+        return done.returncode, json.loads(done.stdout)["problems"][0]
+
+    for unprotected in ("", "own-folders"):
+        checkout = tmp_path / f"learner-{unprotected or 'protected'}"
+        status, first = grade(checkout, litter, unprotected)
+        assert status == 1 and first["status"] == "error" and "disk limit" in first["message"], first
+        status, second = grade(checkout, correct, unprotected)
+        if unprotected:
+            assert status == 2 and "the grader failed" in second["message"], second
+        else:
+            assert status == 0 and second["status"] == "pass", second

@@ -3,34 +3,23 @@ the reference passes practice and hidden cases, every pitfall file fails far fro
 families built for it and is named as its own pitfall on the hidden cases of every secret, every
 correct variant stays well inside the tolerance (DESIGN section 4), and every natural mistake fails
 everywhere and is never named by a pitfall that does not reproduce it. Parametrised over problems and their
-files, so a new problem is covered the moment its folder exists; one `check_problems` run, shared by every
-test here, computes it all in a few child processes."""
+files, so a new problem is covered the moment its folder exists; one `check_problems` run (the `checks`
+fixture of conftest.py), shared by every test here and the other `course` tests, computes it all in a few
+child processes."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import COURSE, PROBLEMS, problem_params
 
-from grader.authoring.check import DEFAULT_SECRETS, PITFALL_AIM, VARIANT_AIM, check_problems
+from grader.authoring.check import DEFAULT_SECRETS, PITFALL_AIM, VARIANT_AIM
 from grader.authoring.check_files import Verdict
 from grader.grading.grader import Grader
 from grader.results import Status
 from grader.running.limits import Limits
 
-
-@pytest.fixture(scope="session")
-def checks(request, settings):
-    """The check of every problem that a selected test of this module needs (all of them in a full run)."""
-    wanted = {
-        item.callspec.params["problem"].id
-        for item in request.session.items
-        if item.module.__name__ == __name__  # every test here is parametrised over problems
-    }
-    problems = [problem for problem in PROBLEMS if problem.id in wanted]
-    checked = {check.problem.id: check for check in check_problems(COURSE, problems, settings=settings)}
-    for check in checked.values():
-        print("\n" + check.render(families=True))
-    return checked
+# The course's own soundness: `python -m pytest -m course` (.ci/run runs it after the README's test command).
+pytestmark = pytest.mark.course
 
 
 def _finding(checks, problem, kind, name):

@@ -35,6 +35,7 @@ FOLDER = Path(__file__).parent / "submissions"
 HOSTILE = FOLDER / "sandbox"
 SECRET = "sandbox-tests-secret"
 GRADE = str(Path(sys.executable).with_name("grade"))
+SHOWN = Settings(hidden_output=True)  # hidden mode, as a course that shows learners' messages
 ABI = landlock.abi_version()[0]
 
 needs_landlock = pytest.mark.skipif(ABI < 1, reason="this kernel has no Landlock")
@@ -44,9 +45,11 @@ needs_network_rules = pytest.mark.skipif(ABI < 4, reason="this kernel's Landlock
 def _grade(
     argv: list[str], cwd: Path, sandboxed: bool, *formats: str, unprotected: str = ""
 ) -> tuple[int, dict, str]:
-    """Runs `grade ARGV --format json` in hidden mode (`unprotected`: GRADE_TEST_UNPROTECTED); returns
-    (exit status, the JSON report, stderr)."""
+    """Runs `grade ARGV --format json` in hidden mode (`unprotected`: GRADE_TEST_UNPROTECTED), as a course
+    that shows what learner code said (GRADE_HIDDEN_SHOWS_OUTPUT=1: the refusals are read from the
+    messages); returns (exit status, the JSON report, stderr)."""
     env = {**os.environ, "GRADE_SECRET": SECRET, "GRADE_TEST_UNPROTECTED": unprotected}
+    env["GRADE_HIDDEN_SHOWS_OUTPUT"] = "1"
     env.pop("GRADE_SANDBOX", None)
     env.pop("GRADE_LANDLOCK", None)
     if not sandboxed:
@@ -97,7 +100,7 @@ def test_another_learners_folder_is_out_of_reach_and_every_report_says_what_held
     text = subprocess.run(
         [GRADE, "toy", "--submission", str(bob)],
         cwd=toy_course.root,
-        env={**os.environ, "GRADE_SECRET": SECRET},
+        env={**os.environ, "GRADE_SECRET": SECRET, "GRADE_HIDDEN_SHOWS_OUTPUT": "1"},
         capture_output=True,
         text=True,
         timeout=300,
@@ -112,17 +115,19 @@ def test_another_learners_folder_is_out_of_reach_and_every_report_says_what_held
 def test_the_reference_beside_the_submission_is_out_of_reach(toy_course):
     problem = toy_course.problem("toy")
     cheat = shutil.copy(FOLDER / "calls_the_reference.py", problem.stub_path)  # inside the course checkout
-    result = Grader(toy_course, secret=SECRET, limits=Limits(timeout=30)).grade_file(problem, cheat)
+    result = Grader(toy_course, secret=SECRET, limits=Limits(timeout=30, settings=SHOWN)).grade_file(
+        problem, cheat
+    )
     # Its copy in the child's folder tells it nothing, and Landlock hides the grader's /proc entry (where it
     # works) and refuses the read where the course is found.
     assert result.status is Status.ERROR and "no reference solution within reach" in result.message
     # Without capabilities the grader's /proc entry is out of reach too (its capabilities are not the
     # child's): the old behaviour needs both protections off.
-    unprotected = Settings(landlock=False, unprotected=frozenset({"no-privileges"}))
+    unprotected = Settings(landlock=False, unprotected=frozenset({"no-privileges"}), hidden_output=True)
     switched_off = Grader(toy_course, secret=SECRET, limits=Limits(30, settings=unprotected))
     assert switched_off.grade_file(problem, cheat).status is Status.PASS, "the old behaviour, Landlock off"
-    only_landlock_off = Grader(toy_course, secret=SECRET, limits=Limits(30, settings=Settings(landlock=False)))
-    assert only_landlock_off.grade_file(problem, cheat).status is Status.ERROR, "no capability: no /proc"
+    landlock_off = Grader(toy_course, secret=SECRET, limits=Limits(30, settings=Settings(landlock=False)))
+    assert landlock_off.grade_file(problem, cheat).status is Status.ERROR, "no capability: no /proc"
 
 
 def test_a_forged_sandbox_report_is_never_believed(toy_course):

@@ -17,6 +17,7 @@ from grader.expected.sources import References, expected_outputs, wait_all
 from grader.grading.in_process import call_in_process, trace_in_process
 from grader.grading.naming import Naming, name_mistake, naming_label, rejections
 from grader.grading.verdicts import case_result, problem_result, refused_result, summarise
+from grader.grading.withheld import withhold
 from grader.profile.compare import precision_profile
 from grader.results import CaseResult, PrecisionProfile, ProblemResult, Status
 from grader.running import kernel_cache
@@ -285,7 +286,9 @@ class Grader:
         start: float,
         profiled: Callable[[], PrecisionProfile | None] = lambda: None,
     ) -> ProblemResult:
-        """The result of one problem; `seconds` counts from `start` to the end of naming the mistake."""
+        """One problem's result, timed from `start`; hidden mode keeps out learner text (withheld.py)."""
+        if self.secret is not None and self.limits.settings.withholds_text:
+            outcome = withhold(outcome)
         case_results = self._case_results(problem, cases, outcome, expected)
         status, message, fault = summarise(cases, case_results, outcome, self.limits)
         naming = namer() if status is not Status.PASS and fault != "grader" else Naming()

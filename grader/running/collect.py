@@ -80,6 +80,10 @@ class Collector:
             )
         if not isinstance(event, dict):
             for job in jobs:
+                own = self.limits.settings.protects("own-folders")
+                if event == "disk" and own and not self.run.trusted:  # the learner's own folders
+                    self.run.outcomes[job.label].stopped = f"its folders were over the disk limit: {why}"
+                    continue
                 failure = f"the grading process stopped before it loaded any submission: {why}"
                 self.run.outcomes[job.label].grader_failure = failure
             return None

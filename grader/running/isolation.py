@@ -173,6 +173,13 @@ class IsolatedRun:
     def _run_child(self, jobs: list[Job]) -> int:
         """Runs `jobs` in one fresh child and returns how many of them are over (all, unless it stopped)."""
         workdir = Path(tempfile.mkdtemp(prefix="grade-"))
+        settings = self.limits.settings
+        if (
+            self._cache is not None
+            and settings.protects("private-cache")
+            and settings.protects("own-folders")
+        ):
+            kernel_cache.prune(self._cache)  # what an earlier run left over the limits is not this run's
         try:
             prefix = self._sandbox()
             paths = self._write_copies(workdir, jobs)
@@ -182,8 +189,9 @@ class IsolatedRun:
             return self._run_in(workdir, jobs, prefix, paths)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-            if self._cache is not None and self.limits.settings.protects("private-cache"):
-                kernel_cache.prune(self._cache)
+            if self._cache is not None and settings.protects("private-cache"):
+                own = settings.protects("own-folders")
+                kernel_cache.prune(self._cache, entries=kernel_cache.LEARNER_ENTRIES if own else None)
 
     @staticmethod
     def _write_copies(workdir: Path, jobs: list[Job]) -> dict[str, Path]:

@@ -23,6 +23,7 @@ from grader.running.folders import usage
 from grader.settings import LEARNERS
 
 LEARNER_BYTES = 256 << 20  # one learner's kernels: a whole course compiles to about 20 MB
+LEARNER_ENTRIES = 5_000  # and its entries: a whole course compiles to about 1,500 (JAX's cache is flat)
 ALL_LEARNERS_BYTES = 2 << 30  # every learner's together, on one machine
 UNUSED_SECONDS = 30 * 24 * 3600  # a learner folder untouched this long goes
 
@@ -38,16 +39,24 @@ def _files(folder: Path) -> list[tuple[float, int, Path]]:
     return sorted(found)
 
 
-def prune(folder: Path, limit: int = LEARNER_BYTES) -> None:
-    """Removes the oldest files of one learner's folder until what is left fits in `limit` bytes."""
+def prune(folder: Path, limit: int = LEARNER_BYTES, entries: int | None = LEARNER_ENTRIES) -> None:
+    """Removes the oldest files of one learner's folder until what is left fits in `limit` bytes and, unless
+    `entries` is None, in `entries` files, after every folder beneath it (JAX keeps its kernels as files
+    side by side: a folder there is not JAX's)."""
+    if entries is not None:
+        with contextlib.suppress(OSError):
+            for path in folder.iterdir():
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
     files = _files(folder)
-    total = sum(size for _, size, _ in files)
+    total, count = sum(size for _, size, _ in files), len(files)
     for _, size, path in files:
-        if total <= limit:
+        if total <= limit and (entries is None or count <= entries):
             break
         with contextlib.suppress(OSError):
             path.unlink()
             total -= size
+            count -= 1
 
 
 def prune_learners(root: Path, limit: int = ALL_LEARNERS_BYTES, unused: float = UNUSED_SECONDS) -> None:

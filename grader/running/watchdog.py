@@ -36,7 +36,12 @@ class Watchdog:
         self.hunt_orphans = False  # set once the child reported that no PID namespace holds its processes
         self._disk = None if trusted or not settings.protects("disk-limit") else limits.disk_bytes
         self._watched = watched
-        self._written_before = sum(usage(folder)[0] for folder in watched[1:])
+        # What the folders held before the run is not the child's: its bytes and its entries (the private
+        # folder holds the copies of the submissions; the kernel cache what earlier runs compiled).
+        before = [usage(folder) for folder in watched]
+        self._written_before = sum(size for size, _ in before[1:])
+        own = settings.protects("own-folders")
+        self._entries_before = [entries if own else 0 for _, entries in before]
         self._disk_checked = time.monotonic()
 
     def over_limit(self) -> str:
@@ -56,9 +61,12 @@ class Watchdog:
             kill_orphans()  # no PID namespace held: what escaped the session goes as soon as it is found
         if self._disk is not None and time.monotonic() - self._disk_checked > DISK_CHECK_SECONDS:
             self._disk_checked = time.monotonic()
-            counted = [usage(folder, MAX_FOLDER_ENTRIES) for folder in self._watched]
-            written = sum(size for size, _ in counted) - self._written_before
-            if written > self._disk or any(entries > MAX_FOLDER_ENTRIES for _, entries in counted):
+            pairs = list(zip(self._watched, self._entries_before, strict=True))
+            counted = [(usage(folder, MAX_FOLDER_ENTRIES + before), before) for folder, before in pairs]
+            written = sum(size for (size, _), _ in counted) - self._written_before
+            if written > self._disk or any(
+                entries - before > MAX_FOLDER_ENTRIES for (_, entries), before in counted
+            ):
                 return "disk"
         return ""
 

@@ -22,11 +22,15 @@ def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
         loss = jnp.mean((pred - y) ** 2)
         return loss * S, loss
 
-    losses = []
-    for _ in range(num_steps):
+    @jax.jit
+    def step(params, opt_state):
         g, loss = jax.grad(scaled_loss, has_aux=True)(params)
-        losses.append(loss)
         g = jax.tree.map(lambda a: a.astype(jnp.float32) / S, g)
         updates, opt_state = tx.update(g, opt_state, params)
-        params = optax.apply_updates(params, updates)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    losses = []
+    for _ in range(num_steps):
+        params, opt_state, loss = step(params, opt_state)
+        losses.append(loss)
     return jnp.stack(losses)
