@@ -186,3 +186,15 @@ def test_low_memory_grades_the_same_one_process_at_a_time(toy_course, capsys):
             assert strip == [{k: v for k, v in case.items() if k != "seconds"} for case in one_at_a_time[key]]
         else:
             assert side_by_side[key] == one_at_a_time[key]
+
+
+def test_every_subcommand_is_dispatched_and_grading_imports_none_of_their_modules():
+    """`grade ID` does not import the subcommands' modules (a learner's warm loop waits for every import);
+    the list main dispatches by is the registry's own."""
+    from grader.command.course import COMMANDS
+    from grader.command.main import SUBCOMMANDS
+
+    assert tuple(COMMANDS) == SUBCOMMANDS
+    code = "import sys; import grader.command.main; print('grader.command.course' in sys.modules)"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "False"

@@ -61,6 +61,30 @@ def test_a_warm_cache_serves_every_output_and_gives_the_same_verdict(toy_course,
         assert np.array_equal(mine.expected, theirs.expected) and mine.expected.dtype == theirs.expected.dtype
 
 
+def test_a_passing_answer_keeps_the_reference_profile_so_a_warm_run_starts_only_the_learners_child(
+    toy_course, cache, monkeypatch
+):
+    """The reference's precision profile is traced beside every run (a failed answer's report needs it at
+    once); a passing answer never reads it, and a run that then dropped it had every later warm run start a
+    trusted child of its own for it again (a second JAX process beside the learner's, on a 2-core machine)."""
+    started = []
+    run_child = IsolatedRun._run_child
+
+    def counted(self, jobs):
+        started.append(self.trusted)
+        return run_child(self, jobs)
+
+    monkeypatch.setattr(IsolatedRun, "_run_child", counted)
+    correct = toy_course.root / "solutions" / "toy.py"
+    assert _grade(toy_course, correct).status is Status.PASS
+    assert started == [True, False], "the first run traces the reference beside the learner's child"
+    monkeypatch.setattr(trusted, "_memo", {})
+    monkeypatch.setattr(trusted, "_profiles", {})  # a new process: only the disk remembers
+    started.clear()
+    assert _grade(toy_course, correct).status is Status.PASS
+    assert started == [False], "a warm run starts the learner's child alone"
+
+
 def test_a_changed_reference_misses_the_cache(toy_course, cache, monkeypatch):
     solution = toy_course.root / "solutions" / "toy.py"
     correct = toy_course.root / "correct.py"

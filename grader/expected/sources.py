@@ -20,6 +20,10 @@ from grader.expected.stored import StoredOutputs, load_stored
 from grader.expected.trusted import REFERENCE, TrustedOutputs, TrustedRequest, reference_outputs_or_raise
 from grader.running.limits import Limits
 
+# Seconds a run waits, at its end, for a reference profile it started and never needed (the answer passed):
+# once kept, no later run traces it again (the wait happens once per reference and platform).
+PROFILE_WAIT = 30.0
+
 
 class References(Protocol):
     """The reference outputs of some problems on their cases, being computed or already there."""
@@ -80,6 +84,7 @@ class _LiveReferences:
         return self._outputs.reference_profile(problem.id)
 
     def cancel(self) -> None:
+        self._outputs.settle_profiles(PROFILE_WAIT)
         self._outputs.cancel()
 
 

@@ -7,6 +7,7 @@ reference is never compared across machines.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -212,6 +213,17 @@ class TrustedOutputs:
         child is gone and its folder removed."""
         if self.run:
             self.run.close()
+
+    def settle_profiles(self, wait: float) -> None:
+        """Keeps every precision profile traced so far, waiting up to `wait` seconds in all for those still
+        being traced: a profile asked for and never read (the answer passed) would otherwise be traced
+        again, in a child of its own, by every later run."""
+        if self.run is None:
+            return
+        deadline = time.monotonic() + wait
+        for (problem_id, label), job in self._profile_jobs.items():
+            if self.run.wait_until_over(job, max(deadline - time.monotonic(), 0.0)):
+                self.profile(problem_id, label)
 
     def ready(self, problem_id: str) -> bool:
         """Whether `result(problem_id)` would return at once."""

@@ -137,6 +137,10 @@ class IsolatedRun:
     def is_over(self, label: str) -> bool:
         return self._over[label].is_set()
 
+    def wait_until_over(self, label: str, seconds: float) -> bool:
+        """Waits up to `seconds` for one job to be over; returns whether it is."""
+        return self._over[label].wait(seconds)
+
     def _skipped(self, job: Job) -> bool:
         """Skips (and marks over) a job whose `after` job stopped its child or failed to load: the same code
         would only hang or crash again."""
