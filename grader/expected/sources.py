@@ -7,6 +7,7 @@ grader/expected/output_cache.py), or, in a learner copy with no solutions/, the 
 from __future__ import annotations
 
 import contextlib
+import sys
 from pathlib import Path
 from typing import Protocol
 
@@ -84,7 +85,8 @@ class _LiveReferences:
         return self._outputs.reference_profile(problem.id)
 
     def cancel(self) -> None:
-        self._outputs.settle_profiles(PROFILE_WAIT)
+        if sys.exc_info()[1] is None:  # not while an error or ^C is on its way out
+            self._outputs.settle_profiles(PROFILE_WAIT)
         self._outputs.cancel()
 
 
