@@ -78,8 +78,10 @@ def profile_problem(course: Course, problem, secrets: list[str]) -> tuple[dict, 
     totals: dict[str, float] = defaultdict(float)
     rows = []
     for label, path in table_files(course, problem).items():
-        spec = importlib.util.spec_from_file_location(f"profiled_{label.replace(':', '_')}", path)
+        name = f"profiled_{problem.id}_{label.replace(':', '_')}"
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # as the child does: dataclasses (flax modules) look their module up
         start = time.perf_counter()
         spec.loader.exec_module(module)
         function = getattr(module, problem.function)

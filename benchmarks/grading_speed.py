@@ -1,6 +1,7 @@
 """Measures what grading costs next to the floor no grader can beat, in one run, and prints a table.
 
     python benchmarks/grading_speed.py [--learners 20] [--jobs 2] [--repeat 3] [--only-profile]
+    python benchmarks/grading_speed.py --only-warm   # the learner's warm loop against the floor, paired
 
 The floor is a fresh interpreter that imports jax, flax and optax and runs one tiny op. Every other row is
 the real `grade` command in a fresh process, on correct submissions (each problem's first correct variant
@@ -224,6 +225,32 @@ def protections_cost(
     ]
 
 
+def warm_loop(
+    problem_id: str, grade: str, checkout: Path, env: dict[str, str], base: dict[str, str], repeat: int
+) -> tuple[str, float, float, list[float]]:
+    """A learner's warm loop: `grade ID` on a correct answer with its caches warm, against the floor, in
+    pairs (floor, grade), `repeat` times; returns (problem, median floor, median grade, each pair's ratio)."""
+    argv = [grade, problem_id, "--root", str(checkout)]
+    for _ in range(2):  # warm: compiled kernels, the reference's outputs and its precision profile kept
+        measure(argv, env, ROOT)
+    floor = [sys.executable, "-c", FLOOR]
+    pairs = [(measure(floor, base, ROOT), measure(argv, env, ROOT)) for _ in range(repeat)]
+    floors, grades = (sorted(m.seconds for m in side) for side in zip(*pairs, strict=True))
+    ratios = sorted(graded.seconds / floor.seconds for floor, graded in pairs)
+    return problem_id, floors[len(pairs) // 2], grades[len(pairs) // 2], ratios
+
+
+def print_warm_loop(found: tuple[str, float, float, list[float]]) -> None:
+    problem_id, floor, graded, ratios = found
+    median = ratios[len(ratios) // 2]
+    mark = "ok" if median <= GOALS["one_warm"] else "MISS"
+    print(f"floor: python, import jax+flax+optax, one op (median of {len(ratios)})  {floor:6.2f} s")
+    print(f"grade {problem_id}, warm caches, a correct answer (median)       {graded:6.2f} s")
+    spread = f"{ratios[0]:.2f}..{ratios[-1]:.2f}"
+    goal = f"goal <={GOALS['one_warm']:g}x {mark}"
+    print(f"grade / floor, pair by pair: median {median:.2f} ({spread})  {goal}")
+
+
 def print_protections_cost(costs: list[tuple[str, float, float, float | None]]) -> None:
     print("fail-closed protections on / off (GRADE_TEST_UNPROTECTED, the old behaviour):")
     for name, on, off, goal in costs:
@@ -253,6 +280,9 @@ def main() -> int:
     parser.add_argument(
         "--only-protections", action="store_true", help="measure the fail-closed protections' cost only"
     )
+    parser.add_argument(
+        "--only-warm", action="store_true", help="the floor and one problem graded warm, paired (a minute)"
+    )
     args = parser.parse_args()
     course = Course(ROOT)
     problems = course.problems()
@@ -266,6 +296,9 @@ def main() -> int:
         ratios: list[tuple[str, float, float | None]] = []
         if args.only_profile:
             print_profile_cost(profile_cost(course, grade, env, max(args.repeat, 5)))
+            return 0
+        if args.only_warm:
+            print_warm_loop(warm_loop(problems[0].id, grade, checkout, env, base, max(args.repeat, 7)))
             return 0
         if args.only_protections:
             costs = protections_cost(
