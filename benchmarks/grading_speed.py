@@ -184,11 +184,11 @@ def protections_cost(
 
     - one problem graded warm (median of `repeat` pairs);
     - a hidden `grade batch` of a class: `learners` checkouts of the same correct files, learner N's with
-      N + 1 comment lines on top (JAX keys a compiled kernel by the source lines it came from, so learners
-      whose code sits on other lines share no kernel, protected or not: a class writes its own code), with
-      every learner's compilation cache empty, then again warm (median of three pairs);
-    - the same batch of `learners` identical checkouts, caches empty: the one case a shared cache helped (code
-      identical line for line), and what its sharing costs to give up.
+      N + 1 comment lines on top (a class writes its own code; JAX leaves source locations out of its
+      cache key, so the lines alone change no kernel), with every learner's compilation cache empty, then
+      again warm (median of three pairs);
+    - the same batch of `learners` identical checkouts, caches empty: what sharing one cache saved, and what
+      giving it up costs.
     """
     checkout = learner_checkout(course, scratch / "protections-learner")
     off = env | {"GRADE_TEST_UNPROTECTED": ALL_OFF}
