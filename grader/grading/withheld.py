@@ -51,15 +51,26 @@ def frames_only(traceback: str) -> str:
 
 
 def _raised(raised: Raised) -> Raised:
-    if raised.limit or raised.rejected:  # the grader's words (a limit), or the course harness's
+    if raised.limit:  # the grader's words
         return raised
+    if raised.rejected:  # the course harness's words, which may quote what the submission wrote (file names,
+        # keys, shapes): the pitfall it names stays
+        message = "what it wrote fails the problem's check (the details are not shown in hidden mode)"
+        return dataclasses.replace(raised, message=message, traceback="")
     message = "" if raised.not_implemented else NOT_SHOWN
     name, frames = shown_type(raised.type_name), frames_only(raised.traceback)
     return dataclasses.replace(raised, type_name=name, message=message, traceback=frames)
 
 
 def _load_failure(failure: LoadFailure) -> LoadFailure:
-    if failure.kind != "import":  # the others are the grader's words about the file (syntax, signature)
+    """What the submission did while it was imported: its code can name functions and parameters after the
+    hidden inputs (which its process holds), so only the grader's own words about it stay."""
+    if failure.kind == "missing_function":  # without the "did you mean" of the names the submission made
+        return LoadFailure(failure.kind, failure.message.split("; did you mean", 1)[0], "")
+    if failure.kind == "signature":  # without the submission's own parameter names
+        expected = failure.message.rsplit(" cannot be called as ", 1)[-1]
+        return LoadFailure(failure.kind, f"its function cannot be called as {expected} ({NOT_SHOWN})", "")
+    if failure.kind != "import":  # the grader's words about the file (a syntax error is in its source)
         return failure
     name = failure.message.split(":", 1)[0].split(" while ", 1)[0]
     where = failure.message.rsplit(" while importing ", 1)[-1]
