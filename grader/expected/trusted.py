@@ -181,10 +181,13 @@ class TrustedOutputs:
         if request.profile is None:
             return True
         key = self._profile_key(request, label)
-        if key not in _profiles and self.profiles:
-            stored = self.profiles.load_document(output_cache.profile_key(key[0], request.profile))
+        if self.profiles:
+            disk_key = output_cache.profile_key(key[0], request.profile)
+            stored = self.profiles.load_document(disk_key)
             if stored is not None:
-                _profiles[key] = stored
+                _profiles.setdefault(key, stored)
+            elif key in _profiles:  # traced earlier in this process for another store: kept here too
+                self.profiles.save_document(disk_key, _profiles[key])
         return key in _profiles
 
     def reference_profile(self, problem_id: str) -> dict | None:
