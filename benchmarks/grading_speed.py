@@ -175,7 +175,14 @@ def profile_cost(
 
 
 def protections_cost(
-    course: Course, grade: str, env: dict[str, str], scratch: Path, learners: int, jobs: int, repeat: int
+    course: Course,
+    grade: str,
+    env: dict[str, str],
+    scratch: Path,
+    learners: int,
+    jobs: int,
+    repeat: int,
+    no_identical: bool = False,
 ) -> list[tuple[str, float, float, float | None]]:
     """What failing closed costs: the same commands with every protection on (the default) and with
     GRADE_TEST_UNPROTECTED naming them all (the old behaviour: one compilation cache shared by every learner,
@@ -216,13 +223,15 @@ def protections_cost(
     cold = (batch(class_roster, env, True), batch(class_roster, off, True))
     pairs = [(batch(class_roster, env, False), batch(class_roster, off, False)) for _ in range(3)]
     warm = tuple(sorted(side)[1] for side in zip(*pairs, strict=True))
-    same = (batch(identical, env, True), batch(identical, off, True))
-    return [
+    rows = [
         (f"{course.problems()[0].id}, warm (median of {repeat})", on_one, off_one, PROTECTIONS_COST),
         (f"class of {learners}, hidden batch, per learner-problem, warm", *warm, PROTECTIONS_COST),
         (f"class of {learners}, the same, learners' caches empty", *cold, PROTECTIONS_COST),
-        (f"{learners} identical checkouts, learners' caches empty", *same, None),
     ]
+    if not no_identical:
+        same = (batch(identical, env, True), batch(identical, off, True))
+        rows.append((f"{learners} identical checkouts, learners' caches empty", *same, None))
+    return rows
 
 
 def warm_loop(
@@ -283,6 +292,9 @@ def main() -> int:
     parser.add_argument(
         "--only-warm", action="store_true", help="the floor and one problem graded warm, paired (a minute)"
     )
+    parser.add_argument(
+        "--no-identical", action="store_true", help="with --only-protections: leave out the identical checkouts"
+    )
     args = parser.parse_args()
     course = Course(ROOT)
     problems = course.problems()
@@ -302,7 +314,7 @@ def main() -> int:
             return 0
         if args.only_protections:
             costs = protections_cost(
-                course, grade, env, scratch, args.learners, args.jobs, max(args.repeat, 7)
+                course, grade, env, scratch, args.learners, args.jobs, max(args.repeat, 7), args.no_identical
             )
             print_protections_cost(costs)
             return 0
