@@ -293,7 +293,7 @@ def main() -> int:
         "--only-warm", action="store_true", help="the floor and one problem graded warm, paired (a minute)"
     )
     parser.add_argument(
-        "--no-identical", action="store_true", help="with --only-protections: leave out the identical checkouts"
+        "--no-identical", action="store_true", help="--only-protections without the identical checkouts"
     )
     args = parser.parse_args()
     course = Course(ROOT)
