@@ -185,9 +185,8 @@ def _restrict(sandbox: dict, processes: dict, privileges: dict) -> dict[str, Any
     report = held or landlock.unavailable("not asked")
     groups = tuple(group for group in seccomp.GROUPS if sandbox.get(group))
     closed = seccomp.close(groups) if groups else {"sockets": False, "reason": "not asked", "groups": []}
-    report |= {"sockets": closed["sockets"], "sockets_reason": closed["reason"] or "not asked"}
-    if not sandbox.get("sockets"):
-        report["sockets_reason"] = "not asked"
+    why_open = closed["reason"] if sandbox.get("sockets") else "not asked"
+    report |= {"sockets": closed["sockets"], "sockets_reason": why_open}
     report |= {"processes": processes["processes"], "processes_reason": processes["reason"]}
     # IPC of its own: a namespace (made with the PID namespace) or, where none, the filter's refusals
     ipc = "ipc" in closed["groups"]

@@ -82,7 +82,9 @@ class Collector:
             for job in jobs:
                 own = self.limits.settings.protects("own-folders")
                 if event == "disk" and own and not self.run.trusted:  # the learner's own folders
-                    self.run.outcomes[job.label].stopped = f"its folders were over the disk limit: {why}"
+                    outcome = self.run.outcomes[job.label]  # its first case says why: the learner's error
+                    outcome.stopped = f"its folders were over the disk limit: {why}"
+                    outcome.stopped_in_case = job.cases[0].index if job.cases else None
                     continue
                 failure = f"the grading process stopped before it loaded any submission: {why}"
                 self.run.outcomes[job.label].grader_failure = failure
