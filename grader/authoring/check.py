@@ -26,7 +26,9 @@ from grader.authoring.discrimination import (
     Table,
     case_blocks,
     checking_limits,
+    table_files,
 )
+from grader.authoring.rules import manifest_findings, rule_findings
 from grader.course.problems import Course, Problem, pitfall_name
 from grader.expected.output_cache import practice_store
 from grader.expected.trusted import REFERENCE
@@ -223,7 +225,11 @@ def check_problems(
     """Checks every problem of `problems` under the GRADE_* `settings`, sharing the child processes between
     them."""
     limits = checking_limits(settings)
-    findings = {problem.id: file_findings(course, problem) for problem in problems}
+    findings = {
+        problem.id: file_findings(course, problem)
+        + manifest_findings(problem, set(table_files(course, problem)))
+        for problem in problems
+    }
     ready = {problem.id: ready_files(course, problem, findings[problem.id]) for problem in problems}
     runnable = [
         p
@@ -260,5 +266,6 @@ def check_problems(
                     findings[problem.id].append(_mistake_finding(problem, table, row, blocks))
                 else:
                     findings[problem.id].append(_variant_finding(table, row, blocks))
+            findings[problem.id] += rule_findings(problem, findings[problem.id])
         checks.append(ProblemCheck(problem, findings[problem.id], table))
     return checks

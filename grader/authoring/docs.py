@@ -1,6 +1,7 @@
 """The parts of the documents made from the problems' manifests (`problem.toml`), each kept between two marker
 lines and rewritten by `grade docs`: the course README's problem table, and in each problem's statement the
-table of its named pitfalls and the case families built to show them; in each problem's GRADING.md the
+table of its named pitfalls and the case families built to show them, and the list of the rules its Task
+section states with what breaking each does; in each problem's GRADING.md the
 tolerance with the measured spread of the accepted forms, and the measured margins. The tests check that
 they match."""
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from grader.authoring.margins import margins_table, tolerance_summary
 from grader.course.cases import load_families
-from grader.course.problems import Course, Problem
+from grader.course.problems import Course, Problem, pitfall_name
 from grader.errors import CourseError
 
 
@@ -47,6 +48,10 @@ PITFALL_TABLE = Markers(
     "<!-- end of pitfall table -->",
 )
 
+RULES = Markers(
+    "<!-- rules: made by `grade docs` from problem.toml's [rules]; do not edit by hand -->",
+    "<!-- end of rules -->",
+)
 
 MARGINS = Markers(
     "<!-- margins: made by `grade docs` from margins.toml (grade check --record); do not edit by hand -->",
@@ -86,6 +91,20 @@ def pitfall_table(problem: Problem) -> str:
     return "\n".join(rows)
 
 
+def rules_list(problem: Problem) -> str:
+    """The statement's list of its rules, from the manifest: what breaking each one does."""
+    rows = ["| step | the rule | a file that breaks it |", "|---|---|---|"]
+    for rule in problem.rules:
+        if rule.not_graded:
+            outcome = f"passes: not graded. {rule.not_graded}"
+        else:
+            pitfalls = [label.split(":", 1)[1] for label in rule.broken_by if label.startswith("pitfall:")]
+            named = sorted({pitfall_name(label) for label in pitfalls})
+            outcome = "fails" + (f" (pitfall {', '.join(f'`{name}`' for name in named)})" if named else "")
+        rows.append(f"| {rule.step} | {rule.text} | {outcome} |")
+    return "\n".join(rows)
+
+
 def generated(course: Course) -> dict[Path, str]:
     """Every document with generated parts, by path, as `grade docs` would write it (a course without a
     README has no problem table to keep)."""
@@ -97,7 +116,8 @@ def generated(course: Course) -> dict[Path, str]:
     for problem in course.problems():
         path = problem.statement_path
         text = path.read_text(encoding="utf-8")
-        documents[path] = PITFALL_TABLE.replace(text, pitfall_table(problem), path)
+        text = PITFALL_TABLE.replace(text, pitfall_table(problem), path)
+        documents[path] = RULES.replace(text, rules_list(problem), path) if problem.rules else text
         notes = problem.grading_path
         if notes.is_file():
             text = MARGINS.replace(notes.read_text(encoding="utf-8"), margins_table(problem), notes)

@@ -46,6 +46,21 @@ def pitfall_name(label: str) -> str:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """One rule that the statement's Task section states, and how a learner is held to it: by the course
+    files that break it (`pitfall:<label>` or `mistake:<name>`, each of which must fail on every secret), or,
+    where the cases cannot tell, by saying so (`not_graded`, the measured reason) with the files that break
+    it and pass (`variant:<name>`, each of which must pass on every secret)."""
+
+    name: str
+    step: str  # where the Task section states it ("2.4")
+    text: str
+    broken_by: tuple[str, ...] = ()
+    not_graded: str = ""
+    accepted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Problem:
     """One exercise, as described by its `problem.toml`."""
 
@@ -64,6 +79,7 @@ class Problem:
     draft: bool = False  # written by `grade new` and not finished: left out of listings and grading
     segments: tuple[str, ...] = ()  # names of the equal parts the output concatenates (losses, scales)
     teaches: str = ""  # one line for the README's problem table (`grade docs`)
+    rules: tuple[Rule, ...] = ()  # the Task section's rules, in its order (`grade check`, `grade docs`)
 
     @property
     def statement_path(self) -> Path:
@@ -153,6 +169,17 @@ def _load_problem(directory: Path) -> Problem:
             draft=bool(meta.get("draft", False)),
             segments=tuple(meta.get("segments", ())),
             teaches=str(meta.get("teaches", "")),
+            rules=tuple(
+                Rule(
+                    name=name,
+                    step=str(entry["step"]),
+                    text=" ".join(entry["rule"].split()),
+                    broken_by=tuple(entry.get("broken_by", ())),
+                    not_graded=" ".join(entry.get("not_graded", "").split()),
+                    accepted=tuple(entry.get("accepted", ())),
+                )
+                for name, entry in meta.get("rules", {}).items()
+            ),
         )
     except (OSError, KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{meta_path}: not a valid problem description ({exc})") from exc
