@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.authoring.rules import secret_dependent_sentences
 from grader.command.main import main
 from grader.course.problems import Course
 
@@ -27,7 +28,15 @@ def _rows(out: str) -> dict[str, str]:
     rows = {}
     for line in out.splitlines():
         words = line.split()
-        if len(words) >= 3 and words[0] in ("files", "stub", "reference", "pitfall", "variant", "mistake"):
+        if len(words) >= 3 and words[0] in (
+            "files",
+            "stub",
+            "reference",
+            "pitfall",
+            "variant",
+            "mistake",
+            "rule",
+        ):
             rows[f"{words[0]} {words[1]}"] = line
     return rows
 
@@ -42,6 +51,12 @@ def test_a_sound_problem_checks_ok_with_its_ratios(course, capsys):
     assert all(" ok " in rows[f"variant {name}"] for name in ("cumsum", "python_floats", "text_file"))
     mistakes = [row for key, row in rows.items() if key.startswith("mistake ")]
     assert len(mistakes) == 8 and all(" ok " in row and "never named" in row for row in mistakes)
+    rules = [row for key, row in rows.items() if key.startswith("rule ")]
+    assert len(rules) == 4 and all(" ok " in row and "on every secret" in row for row in rules)
+    assert (
+        "pitfall:restarts, mistake:state_added_twice fail on every secret"
+        in rows["rule resumes_from_the_saved_total"]
+    )
 
 
 # Restarts from zero on the practice case's split (4) only, and adds each value twice elsewhere: named
@@ -101,7 +116,11 @@ def test_mutants_of_a_sound_problem_are_each_reported(course, capsys):
     assert main(["check", "toy_resume"]) == 1
     out = capsys.readouterr().out
     rows = _rows(out)
-    assert "NOT SOUND: 4 shortfalls" in out
+    assert "NOT SOUND: 5 shortfalls" in out
+    assert (
+        " FAIL " in rows["rule resumes_from_the_saved_total"]
+        and "pitfall:restarts" in rows["rule resumes_from_the_saved_total"]
+    )
     assert " FAIL " in rows["files stub.py"] and "toy_resume: fill in running_sum" in rows["files stub.py"]
     assert " FAIL " in rows["pitfall restarts"] and "only 0 tolerances" in rows["pitfall restarts"]
     assert " FAIL " in rows["variant cumsum"]
@@ -179,3 +198,108 @@ def test_record_keeps_what_the_check_measured_per_platform_for_the_grading_notes
     table = MARGINS.replace(notes.read_text(encoding="utf-8"), margins.margins_table(problem), notes)
     assert "| pitfall `never_saved` | >= 10 | 12.5 | inf |" in table
     assert "Python 1.0, jax 1.0 (20 secrets," in table and "Python 9.9, jax 9.9 (1 secrets," in table
+
+
+def _rules_of(course: Course, text: str) -> None:
+    """Replaces the toy problem's [rules] with `text`."""
+    manifest = course.problem("toy_resume").directory / "problem.toml"
+    head, rest = manifest.read_text(encoding="utf-8").split("\n[rules.", 1)
+    manifest.write_text(
+        head + "\n" + text + "\n[pitfalls." + rest.split("\n[pitfalls.", 1)[1], encoding="utf-8"
+    )
+
+
+def test_a_rule_without_a_file_that_fails_everywhere_or_a_file_that_passes_everywhere_is_reported(
+    course, capsys
+):
+    """Each mutant of the rules breaks one thing: a rule held by nothing, one held by a file of the wrong
+    kind, one said to be not graded with no file to show it, one whose breaking file passes (a copy of the
+    reference), one said to pass whose accepted file fails; a problem with no rules is incomplete."""
+    solutions = course.solutions_dir
+    shutil.copy(solutions / "toy_resume.py", solutions / "mistakes" / "toy_resume" / "not_a_mistake.py")
+    shutil.copy(
+        solutions / "mistakes" / "toy_resume" / "subtracts.py",
+        solutions / "variants" / "toy_resume" / "wrong.py",
+    )
+    _rules_of(
+        course,
+        """[rules.held_by_nothing]
+step = "1"
+rule = "a rule"
+
+[rules.wrong_kind]
+step = "1"
+rule = "a rule"
+broken_by = ["variant:cumsum"]
+
+[rules.said_without_a_file]
+step = "1"
+rule = "a rule"
+not_graded = "the cases cannot tell"
+
+[rules.broken_by_a_file_that_passes]
+step = "1"
+rule = "a rule"
+broken_by = ["mistake:subtracts", "mistake:not_a_mistake"]
+
+[rules.accepted_but_fails]
+step = "1"
+rule = "a rule"
+not_graded = "the cases cannot tell"
+accepted = ["variant:wrong"]
+
+[rules.held]
+step = "1"
+rule = "a rule"
+broken_by = ["mistake:subtracts"]
+""",
+    )
+    assert main(["check", "toy_resume"]) == 1
+    rows = _rows(capsys.readouterr().out)
+    assert (
+        " FAIL " in rows["rule held_by_nothing"] and "needs either broken_by" in rows["rule held_by_nothing"]
+    )
+    assert (
+        " FAIL " in rows["rule wrong_kind"]
+        and "must be pitfall:<name> or mistake:<name>" in rows["rule wrong_kind"]
+    )
+    assert (
+        " FAIL " in rows["rule said_without_a_file"]
+        and "no accepted file" in rows["rule said_without_a_file"]
+    )
+    passing = rows["rule broken_by_a_file_that_passes"]
+    assert " FAIL " in passing and "mistake:not_a_mistake passes on the cases of practice" in passing
+    assert " FAIL " in rows["rule accepted_but_fails"] and "variant:wrong" in rows["rule accepted_but_fails"]
+    assert (
+        " ok " in rows["rule held"] and "step 1: mistake:subtracts fails on every secret" in rows["rule held"]
+    )
+
+    (solutions / "mistakes" / "toy_resume" / "not_a_mistake.py").unlink()
+    (solutions / "variants" / "toy_resume" / "wrong.py").unlink()
+    _rules_of(course, "")
+    assert main(["check", "toy_resume"]) == 1
+    out = capsys.readouterr().out
+    assert "[incomplete" in out and "lists no [rules.<name>]" in _rows(out)["rule problem.toml"]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Caught only now and then: an fp16 accumulator.",
+        "Not reliably caught (it passes on most cases and fails on a few): a second pass.",
+        "Whether it fails depends on the secret.",
+        "It is sometimes caught.",
+    ],
+)
+def test_sentences_that_admit_a_verdict_depending_on_the_secret_are_found(sentence):
+    text = f"It passes.\n{sentence}\nNot graded: no loss scale, which the cases cannot tell from the recipe."
+    assert secret_dependent_sentences(text) == [sentence]
+
+
+def test_a_statement_that_admits_a_verdict_depending_on_the_secret_is_not_sound(course, capsys):
+    statement = course.problem("toy_resume").statement_path
+    sentence = "Caught only now and then: a total kept in float16."
+    statement.write_text(statement.read_text(encoding="utf-8") + f"\n{sentence}\n", encoding="utf-8")
+    assert main(["check", "toy_resume"]) == 1
+    row = _rows(capsys.readouterr().out)["rule README.md"]
+    assert " FAIL " in row and "admits a verdict that depends on the secret" in row and sentence in row

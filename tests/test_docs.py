@@ -10,7 +10,17 @@ import pytest
 from conftest import PROBLEMS
 
 from grader.authoring.check_files import statement_findings
-from grader.authoring.docs import PITFALL_TABLE, PROBLEM_TABLE, pitfall_table, problem_table, update_docs
+from grader.authoring.discrimination import table_files
+from grader.authoring.docs import (
+    PITFALL_TABLE,
+    PROBLEM_TABLE,
+    RULES,
+    pitfall_table,
+    problem_table,
+    rules_list,
+    update_docs,
+)
+from grader.authoring.rules import manifest_findings
 from grader.command.main import main
 from grader.course.problems import Course
 
@@ -45,6 +55,31 @@ def test_each_statement_lists_its_pitfalls_and_their_families_from_the_manifest(
         row = next(row for row in table.splitlines() if row.startswith(f"| `{pitfall.name}` |"))
         assert f"| {pitfall.title} |" in row
         assert all(f"`{form}`" in row for form in pitfall.forms)
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda problem: problem.id)
+def test_each_statement_lists_its_rules_each_held_by_files_of_the_course(course, problem):
+    """Every problem lists the rules its Task section states, each held by files that exist (whether they
+    fail or pass everywhere is `grade check`'s, in the course tests), the statement's list is the
+    manifest's, and no statement admits a verdict that depends on the secret."""
+    assert problem.rules, f"{problem.id}: no [rules.<name>] in problem.toml"
+    assert manifest_findings(problem, set(table_files(course, problem))) == []
+    statement = problem.statement_path.read_text(encoding="utf-8")
+    assert f"{RULES.start}\n{rules_list(problem)}\n{RULES.end}" in statement, "run `grade docs`"
+    assert len(rules_list(problem).splitlines()) == len(problem.rules) + 2
+
+
+def test_grade_docs_check_names_a_statement_whose_rules_changed(course_copy, capsys):
+    problem = course_copy.problem("weight_ema")
+    manifest = problem.directory / "problem.toml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(
+        text.replace('rule = "the eval loss computed in fp32"', 'rule = "NEW rule"'), encoding="utf-8"
+    )
+    assert main(["docs", "--check"]) == 1
+    assert "problems/weight_ema/README.md: its tables are out of date" in capsys.readouterr().out
+    assert main(["docs"]) == 0
+    assert "| 2.6 | NEW rule | fails |" in problem.statement_path.read_text(encoding="utf-8")
 
 
 def test_grade_docs_rewrites_a_stale_readme_table_and_check_says_so(course_copy, capsys):
@@ -145,20 +180,21 @@ def test_the_grading_notes_tolerance_is_the_manifests_and_the_records(course_cop
     assert f"{spread:.3g} (`jitted_step`)" in tolerance  # the accepted forms' spread is the check's
 
 
-STATEMENT_LINES = 130  # a statement a learner reads in one sitting (CONTRIBUTING: about 120)
+STATEMENT_LINES = 140  # read in one sitting (CONTRIBUTING: about 120), its generated rules not counted
 
 
 def test_every_statement_is_short_and_in_the_one_shape(course):
     shape = [
         "## Task",
         "## Accepted forms, and look-alikes that fail",
+        "## The rules, and what breaking each does",
         "## Inputs and output",
         "## Tolerance",
         "## Pitfalls",
     ]
     for problem in course.problems():
         text = problem.statement_path.read_text(encoding="utf-8")
-        lines = text.count("\n")
+        lines = RULES.cut(text).count("\n")
         assert lines <= STATEMENT_LINES, f"{problem.id}: the statement has {lines} lines"
         headings = [line for line in text.splitlines() if line.startswith("## ")]
         assert headings == shape, f"{problem.id}: {headings}"

@@ -79,9 +79,12 @@ def rule_findings(problem: Problem, findings: list[Finding]) -> list[Finding]:
     """Each rule judged from its files' findings (once they have run): every file that breaks it fails on
     every secret, or every accepted one passes on every secret. The ratio is the weakest file's."""
     by_label = {f"{f.kind}:{f.name}": f for f in findings if f.kind in BREAKING_KINDS + ACCEPTED_KINDS}
+    refused = {f.name for f in findings if f.kind == "rule"}  # by `manifest_findings`, before anything ran
     judged = []
     for rule in problem.rules:
         labels = rule.broken_by or rule.accepted
+        if rule.name in refused or not labels:
+            continue
         files = [by_label.get(label) for label in labels]
         if any(file is None for file in files):
             continue  # not run: its file's own finding says why

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from grader.authoring.check_files import MIN_MISTAKES, TODO_MARKER
-from grader.authoring.docs import MARGINS, PITFALL_TABLE, TOLERANCE
+from grader.authoring.docs import MARGINS, PITFALL_TABLE, RULES, TOLERANCE
 from grader.course.problems import Course
 from grader.errors import UsageError
 
@@ -32,6 +32,12 @@ hidden_cases_per_family = 2
 [tolerance]                             # justify both in the statement's Tolerance section
 rtol = 0.0009765625
 atol = 0.0
+
+# The rules the statement's Task section states, and the files that break them (grade check, grade docs).
+[rules.example_rule]
+step = "1"
+rule = "{todo}: what step 1 requires, in a few words"
+broken_by = ["pitfall:example_mistake"]  # files that fail on every secret; or not_graded = "why" + accepted
 
 [pitfalls.example_mistake]
 title = "{todo}: the mistake, in a few words"
@@ -75,6 +81,14 @@ Write `solve(x, lr)` in `stub.py`: {todo}: what it computes, in a sentence.
 | {todo}: a correct form that differs from the steps | {todo}: its look-alike mistake (`example_mistake`) |
 
 {todo}: what is not graded (forms the cases cannot tell apart), said as such.
+
+## The rules, and what breaking each does
+
+A file that breaks a rule fails on every secret (with the pitfall that describes it, where one does),
+unless the rule is not graded: then the cases cannot tell it from the recipe, and it passes.
+
+{rules_start}
+{rules_end}
 
 ## Inputs and output
 
@@ -185,6 +199,7 @@ def new_problem(course: Course, problem_id: str) -> list[Path]:
     order = max([p.order for p in course.problems(drafts=True)] + [0]) + 1
     fields = {"id": problem_id, "todo": TODO_MARKER, "order": order}
     fields.update(pitfall_table_start=PITFALL_TABLE.start, pitfall_table_end=PITFALL_TABLE.end)
+    fields.update(rules_start=RULES.start, rules_end=RULES.end)
     fields.update(tolerance_start=TOLERANCE.start, tolerance_end=TOLERANCE.end)
     fields.update(margins_start=MARGINS.start, margins_end=MARGINS.end)
     folder = course.problems_dir / problem_id
