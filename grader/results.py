@@ -173,6 +173,9 @@ class ProblemResult:
     segments: tuple[str, ...] = ()  # the named parts of the output, in order (problem.toml `segments`)
     sandbox: Sandbox | None = None  # None when no learner code ran (a missing stub)
     profile: PrecisionProfile | None = None  # a failed answer's (or, asked for, any answer's) dtype profile
+    # A failed answer's outputs on the practice cases, by case index: a float array, or what came instead
+    # (a case that returned nothing is absent). What `grade insights` groups a class by; not in the JSON.
+    practice_outputs: dict[int, np.ndarray | str] = field(default_factory=dict)
 
     @property
     def never_ran(self) -> bool:

@@ -12,12 +12,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "grader"
 
 # Plain data: the values every part passes around. They import only each other.
-PLAIN = {"errors", "results", "sandbox_report", "settings"}
+PLAIN = {"errors", "results", "sandbox_report", "settings", "behaviours"}
 # What each part may import besides itself. A part is a subpackage of grader/ or a module at its top.
 ALLOWED = {
     "errors": set(),
     "sandbox_report": set(),
     "results": {"sandbox_report"},
+    "behaviours": {"results"},  # what a class computed, and its groups (grade insights)
     "settings": {"errors"},
     "course": PLAIN,
     "child": set(),  # runs beside learner code, loaded by path: nothing of the grader at all
@@ -28,7 +29,8 @@ ALLOWED = {
     "expected": PLAIN | {"course", "running"},
     "grading": PLAIN | {"course", "child", "profile", "protocol", "running", "expected"},
     "authoring": PLAIN | {"course", "protocol", "running", "expected", "grading"},
-    "classroom": PLAIN | {"course", "running", "expected", "grading", "report"},
+    # a class at once; the profile's vocabulary says where a class's dtypes depart (grade insights)
+    "classroom": PLAIN | {"course", "running", "expected", "grading", "report", "profile"},
     "command": PLAIN | {"course", "running", "expected", "grading", "authoring", "classroom", "report"},
 }
 ENTRY_POINTS = {"__init__", "__main__", "cli", "notebook"}  # the public surface: may import any part

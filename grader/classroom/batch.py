@@ -23,7 +23,7 @@ from grader.course.problems import Course, Problem
 from grader.errors import CourseError, UsageError
 from grader.grading.grader import Grader
 from grader.report.markdown import cell
-from grader.results import Status
+from grader.results import ProblemResult, Status
 
 COLUMNS = ("learner", "problem", "status", "score", "max_score", "pitfall", "message", "seconds")
 _SHORT_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -91,10 +91,16 @@ def _row(learner: str, problem: Problem, status: Status, message: str = "") -> R
     return Row(learner, problem.id, status, 0.0, problem.points, message=_printable(message))
 
 
-def grade_learner(grader: Grader, problems: list[Problem], learner: Path) -> list[Row]:
+# What a batch hands on, besides the rows, of each graded result: (learner's printable name, result, file).
+OnResult = Callable[[str, ProblemResult, Path], None]
+
+
+def grade_learner(
+    grader: Grader, problems: list[Problem], learner: Path, on_result: OnResult | None = None
+) -> list[Row]:
     """Grades one learner on every problem, in one child process for all of them; every outcome is a row:
     a stub the OS will not let the grader read is the learner's `error`, the grader's own failure (the course
-    cannot grade, or a bug) a `grader_error`."""
+    cannot grade, or a bug) a `grader_error`. `on_result` gets each graded result with its file."""
     name = learner_name(learner)
     rows: dict[str, Row] = {}
     present: list[tuple[Problem, Path]] = []
@@ -107,7 +113,9 @@ def grade_learner(grader: Grader, problems: list[Problem], learner: Path) -> lis
                 rows[problem.id] = _row(name, problem, Status.ERROR, unreadable)
             else:
                 present.append((problem, checkout.stub(problem)))
-        for result in grader.grade_files(present, root=learner) if present else []:
+        files = {problem.id: path for problem, path in present}
+        handed = (lambda result: on_result(name, result, files[result.problem])) if on_result else None
+        for result in grader.grade_files(present, on_result=handed, root=learner) if present else []:
             rows[result.problem] = Row(
                 learner=name,
                 problem=result.problem,
@@ -173,16 +181,17 @@ def grade_roster(
     jobs: int = 1,
     on_row: Callable[[int, int, Row], None] | None = None,
     shard: tuple[int, int] | None = None,
+    on_result: OnResult | None = None,
 ) -> list[Row]:
     """Grades every learner (of `shard`, K of N, if given) on every problem and returns the rows in (learner,
-    course order)."""
+    course order); `on_result` gets each graded result (from the pool's threads)."""
     learners = shard_of(learners_in(roster), shard)
     problems = course.problems()
     total = len(learners) * len(problems)
     grader.prepare(problems)  # the references once, before learners run side by side
     rows: list[Row] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(grade_learner, grader, problems, learner) for learner in learners]
+        futures = [pool.submit(grade_learner, grader, problems, learner, on_result) for learner in learners]
         for future in as_completed(futures):
             for row in future.result():
                 rows.append(row)

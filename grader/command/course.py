@@ -15,6 +15,7 @@ from grader.classroom.export import export_course
 from grader.classroom.watch import stub_changes, watch_loop
 from grader.command.batch import batch_command, merge_command
 from grader.command.grade import learner_block
+from grader.command.insights import from_group_options, insights_command, pitfall_from_group
 from grader.command.notebooks import INSTALL_HELP, notebooks_command
 from grader.command.options import (
     USAGE,
@@ -189,10 +190,25 @@ def _check(argv: list[str]) -> int:
 
 
 def _new(argv: list[str]) -> int:
-    parser = Parser(prog="grade new", usage=USAGE, description="Write the skeleton of a new problem.")
+    parser = Parser(
+        prog="grade new",
+        usage=USAGE,
+        description="Write the skeleton of a new problem; or, with --pitfall NAME --from-group N --gradebook "
+        "GRADEBOOK.csv, begin pitfall NAME of problem ID from the representative file of group N of a class "
+        "(as `grade insights` numbers the groups).",
+    )
     parser.add_argument("id", metavar="ID", help="the new problem's id (lower case, digits, _)")
+    from_group_options(parser)
     args = parser.parse_args(argv)
     course, _ = course_and_settings()
+    if args.pitfall or args.from_group is not None:
+        for path in pitfall_from_group(course, args):
+            print(f"wrote {path.relative_to(course.root)}")
+        print(
+            f"\nFill in every {TODO_MARKER}, then `grade docs` and `grade check {args.id}` "
+            "(see CONTRIBUTING.md)."
+        )
+        return 0
     for path in new_problem(course, args.id):
         print(f"wrote {path.relative_to(course.root)}")
     print(
@@ -236,4 +252,5 @@ COMMANDS = {
     "new": _new,
     "docs": _docs,
     "notebooks": notebooks_command,
+    "insights": insights_command,
 }

@@ -1,7 +1,8 @@
 """The `grade` command: `grade ID... | --all`, and the subcommands (`grade list`, `hint`, `watch`, `export`,
-`prepare`, `batch`, `merge`, and for authors `check`, `new`, `docs`). This module only dispatches: grading
-is in grader/command/grade.py, batch and merge in grader/command/batch.py, the other subcommands in
-grader/command/course.py, what they share in grader/command/options.py."""
+`prepare`, `batch`, `merge`, `insights`, and for authors `check`, `new`, `docs`). This module only
+dispatches: grading is in grader/command/grade.py, batch and merge in grader/command/batch.py, insights in
+grader/command/insights.py, the other subcommands in grader/command/course.py, what they share in
+grader/command/options.py."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from grader.errors import GraderError
 # The subcommands (grader/command/course.py's COMMANDS, which a test keeps equal to this): their modules are
 # imported only to run one, so that a learner's `grade ID` does not wait for them.
 SUBCOMMANDS = ("list", "hint", "export", "batch", "merge", "prepare", "watch", "check", "new", "docs")
-SUBCOMMANDS += ("notebooks",)
+SUBCOMMANDS += ("notebooks", "insights")
 
 
 def main(argv: list[str] | None = None) -> int:

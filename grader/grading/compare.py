@@ -69,3 +69,8 @@ def compare_outputs(
         max_abs_err=float(err.max()),
         max_rel_err=float(rel.max()),
     )
+
+
+def compare_arrays(got: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> Comparison:
+    """`compare_outputs` of a float array already in hand (a kept output): the grader's same answer."""
+    return compare_outputs(Returned.from_array(got), expected, tolerance, "a float array")

@@ -23,6 +23,7 @@ from grader.expected.stored import StoredOutputs
 from grader.expected.trusted import REFERENCE, TrustedOutputs, TrustedRequest, arrays
 from grader.grading.diagnose import Diagnosis, diagnose
 from grader.profile.compare import profile_distance, profile_made, runs_the_mistakes_dtypes
+from grader.protocol.payloads import Returned
 from grader.results import ClosestPitfall, MatchedPitfall
 from grader.running.limits import Limits
 from grader.running.outcomes import RunOutcome
@@ -58,6 +59,7 @@ class Naming:
     tied: bool = False
     closest: ClosestPitfall | None = None
     compared: bool = False  # whether the outputs were compared with the pitfalls' at all
+    practice: dict[int, Returned] = field(default_factory=dict)  # the answer's outputs on the practice cases
 
 
 def name_mistake(
@@ -75,18 +77,19 @@ def name_mistake(
     returned = {i: ran.returned for i, ran in run.cases.items() if ran.returned is not None}
     if not returned:
         return Naming(names)
+    unnamed = Naming(names, practice=returned)
     paths = course.pitfall_paths(problem)
     files = {REFERENCE: course.reference_path(problem), **paths}
     if paths and files[REFERENCE].is_file():
         results = _trusted_outputs(TrustedRequest(problem, files, practice), limits)
         if isinstance(results[REFERENCE], str):
-            return Naming(names)  # the broken reference is reported where the submission is compared with it
+            return unnamed  # the broken reference is reported where the submission is compared with it
         reference = arrays(results.pop(REFERENCE))
     elif stored is not None:
         results, reference = stored.pitfalls(practice), stored.reference(practice)
         files = {}  # a learner copy has no pitfall files to trace
     else:
-        return Naming(names)
+        return unnamed
     outputs = {label: arrays(result) for label, result in results.items() if isinstance(result, dict)}
     diagnosis = diagnose(problem, returned, reference, outputs, [case.index for case in practice])
     if files:
@@ -98,7 +101,7 @@ def name_mistake(
     named = names + [matched(p) for p in found if matched(p) not in names]
     closest = _closest(diagnosis, practice) if not named else None
     complete = all(case.index in returned for case in practice)  # else no pitfall file's verdicts
-    return Naming(named, tied and not names, closest, compared=complete)
+    return Naming(named, tied and not names, closest, compared=complete, practice=returned)
 
 
 def naming_note(naming: Naming) -> str:

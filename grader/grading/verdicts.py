@@ -9,7 +9,7 @@ from grader.course.cases import Case, describe_inputs
 from grader.course.problems import Problem
 from grader.grading.compare import compare_outputs
 from grader.grading.naming import Naming, naming_note
-from grader.protocol.payloads import Raised
+from grader.protocol.payloads import Raised, Returned
 from grader.results import CaseResult, PrecisionProfile, ProblemResult, Status
 from grader.running.limits import Limits, describe_size
 from grader.running.outcomes import LoadFailure, RunOutcome
@@ -197,7 +197,16 @@ def problem_result(
         seconds=seconds,
         sandbox=outcome.sandbox,
         profile=profile,
+        practice_outputs={index: _kept(returned) for index, returned in naming.practice.items()},
     )
+
+
+def _kept(returned: Returned) -> np.ndarray | str:
+    """A practice output as a failed answer's result keeps it: a float array's values, else what it was
+    (without any text of the learner's value)."""
+    if returned.kind == "array" and returned.is_float:
+        return returned.values
+    return returned.describe() if returned.kind == "array" else f"a {returned.type_name}"
 
 
 def refused_result(problem: Problem, shown: str, reason: str) -> ProblemResult:

@@ -178,6 +178,15 @@ def profile_distance(one: dict[str, Any], other: dict[str, Any]) -> int | None:
     return len(_pairs(one) ^ _pairs(other))
 
 
+def dtype_departures(learner: dict[str, Any], reference: dict[str, Any]) -> list[str]:
+    """Where a learner's dtypes depart from the reference's, however the code is written (no line, no order):
+    each (role, signature) pair one profile has and the other lacks, as "role: signature", sorted; [] when
+    either could not be made."""
+    if not profile_made(learner, reference):
+        return []
+    return sorted(f"{role}: {sig}" for role, sig in _pairs(learner) ^ _pairs(reference))
+
+
 def runs_the_mistakes_dtypes(learner: dict | None, pitfall: dict | None, reference: dict | None) -> bool:
     """Whether the learner's code runs the dtypes of a pitfall's file wherever that file's differ from the
     reference's (it has each signature the file adds, and lacks each one the file lacks); True when a
