@@ -31,7 +31,12 @@ Families:
   micro-batch gradients, scaled, is exactly -+24576 in every coordinate plus the other rows' gradient (at most
   2, a quarter of half the fp16 spacing at 24576), so fp16 rounds each to the outlier's part alone and the two
   cancel: the recipe's first step is exactly zero. One fp16 product over the whole window adds the outliers'
-  parts first and keeps the rest, so it takes a real first step and its later losses are far lower."""
+  parts first and keeps the rest, so it takes a real first step and its later losses are far lower.
+- absorbed_between_outliers: K = 4, S = 2**7 or 2**8; the same pair of outliers, but in the first and the
+  last micro-batch of the first window, with two ordinary micro-batches between them whose scaled gradients
+  are at most 7 per coordinate (median 3.8). The recipe's fp32 sum keeps them (the outliers cancel, a real
+  first step); an fp16 running sum sits at -+24576 (or -+6144 with the loss divided by K) when they arrive,
+  where they are below half the fp16 spacing, and rounds them away: its first step is exactly zero."""
 
 from __future__ import annotations
 
@@ -89,6 +94,36 @@ def _learning_rate(rng: np.random.Generator, feature_size: float) -> float:
 
 def _scale(rng: np.random.Generator, low: int, high: int) -> float:
     return float(2 ** int(rng.integers(low, high + 1)))
+
+
+# The scaled gradient of an outlier row (features +-1, target +-T) is -+OUTLIER_GRADIENT in every coordinate:
+# 1.5 * 2**14 lies on the fp16 grid away from a power of two (the spacing is 16 on both sides, 4 at a quarter
+# of it), so fp16 rounds away anything added to it below half that spacing.
+OUTLIER_GRADIENT = 1.5 * 2.0**14
+
+
+def _outlier_target(loss_scale: float) -> float:
+    """T such that an outlier row's cotangent, 2 S (pred - T) / B, rounds in fp16 to -OUTLIER_GRADIENT (pred,
+    at most a few hundredths, is far below half the fp16 spacing there): T = OUTLIER_GRADIENT * B / (2 S)."""
+    return OUTLIER_GRADIENT * ROWS / (2.0 * loss_scale)
+
+
+def _place_outliers(rng: np.random.Generator, x, y, pair: tuple[int, int], signs, target: float) -> None:
+    """Makes row 0 of the two micro-batches `pair` an outlier, in place: the features `signs` (+-1) in both,
+    and opposite targets +-target, so their scaled gradients are -+OUTLIER_GRADIENT and cancel exactly."""
+    x[list(pair), 0, :] = signs
+    sign = rng.choice([-1.0, 1.0])
+    y[pair[0], 0], y[pair[1], 0] = sign * target, -sign * target
+
+
+def _scaled_gradients(x: np.ndarray, y: np.ndarray, w: np.ndarray, loss_scale: float) -> np.ndarray:
+    """The scaled gradient S * d loss / d w of each micro-batch of x (m, rows, D) and y (m, rows), float64, as
+    the recipe's backward product sees it before its one rounding to fp16: pred and the cotangents
+    2 S (pred - y) / B rounded to fp16, their products with the features summed exactly (B = ROWS, also
+    when `x` holds only some rows of its micro-batches)."""
+    pred16 = _fp16_grid(x.astype(np.float64) @ _fp16_grid(w).astype(np.float64))
+    cotangent = _fp16_grid(2.0 * loss_scale * (pred16 - y) / ROWS)
+    return np.einsum("mbd,mb->md", x.astype(np.float64), cotangent)
 
 
 def _case(x, y, w, lr, loss_scale, max_norm, accum_steps) -> dict[str, object]:
@@ -192,29 +227,66 @@ def cancelling_outliers(rng: np.random.Generator) -> dict[str, object]:
     rows' gradient and takes a real first step: every later loss shows it."""
     size = 2.0**-10
     loss_scale = _scale(rng, 7, 8)
-    # Row 0 of micro-batches 0 and 1: features +-1, targets +-T. The outlier's scaled gradient is exactly
-    # -+BIG in every coordinate (its cotangent 2 S (pred - T) / B rounds to -2 S T / B = -BIG in fp16: pred,
-    # at most about 0.015, is far below half the fp16 spacing there), and BIG = 1.5 * 2**14 lies on the fp16
-    # grid, away from a power of two (the spacing is 16 on both sides). With the loss divided by K first,
-    # everything below is halved, exactly.
-    big = 1.5 * 2.0**14
-    target = big * ROWS / (2.0 * loss_scale)
+    # Row 0 of micro-batches 0 and 1: features +-1, targets +-T, scaled gradients exactly -+OUTLIER_GRADIENT
+    # (BIG) in every coordinate. With the loss divided by K first, everything below is halved, exactly.
+    target = _outlier_target(loss_scale)
     signs = rng.choice([-1.0, 1.0], FEATURES)
     while True:
         offset = size * rng.standard_normal(FEATURES)
         x, y, w = _regression(rng, feature_size=1.0, weight_size=size, offset=offset)
-        x[0:2, 0, :] = signs
-        sign = rng.choice([-1.0, 1.0])
-        y[0, 0], y[1, 0] = sign * target, -sign * target
+        _place_outliers(rng, x, y, (0, 1), signs, target)
         # The other 63 rows of each micro-batch add their scaled gradient a to -+BIG; it must stay far below
         # half the fp16 spacing at BIG (8) for fp16 to round it away, whatever order the product adds in: at
         # most 1/4 of it (a is computed as the fp16 product computes it; 13 of 2000 cases are drawn again).
-        pred16 = _fp16_grid(x[0:2, 1:].astype(np.float64) @ _fp16_grid(w).astype(np.float64))
-        cotangent = _fp16_grid(2.0 * loss_scale * (pred16 - y[0:2, 1:]) / ROWS)
-        inner = np.einsum("mbd,mb->md", x[0:2, 1:].astype(np.float64), cotangent)
+        inner = _scaled_gradients(x[0:2, 1:], y[0:2, 1:], w, loss_scale)
         if np.max(np.abs(inner)) <= 2.0**3 / 4:
             break
     return _case(x, y, w, _learning_rate(rng, 1.0), loss_scale, 1.0, 2)
+
+
+def absorbed_between_outliers(rng: np.random.Generator) -> dict[str, object]:
+    """K = 4: the outliers of cancelling_outliers in the first and the last micro-batch of the first window,
+    and two ordinary micro-batches between them whose gradients an fp16 running sum rounds away.
+
+    Row 0 of micro-batches 0 and 3 is an outlier (features +-1, targets +-T): each of those two micro-batches'
+    scaled gradients rounds in its fp16 product to exactly -+BIG = -+24576 in every coordinate (the other 63
+    rows, their features and targets a quarter of the ordinary ones, add at most 2, a quarter of half the fp16
+    spacing of 16 at BIG). Micro-batches 1 and 2 are ordinary: started 1.25 / S to 3.25 / S per coordinate
+    from the fit, their scaled gradients s1, s2 are about 2 S offset: 1.6 to 6 per coordinate (10th to 90th
+    percentile over 500 generated cases), at most 7 (drawn again otherwise), so below half that spacing.
+
+    - The recipe (an fp32 sum, or an fp32 running mean): -BIG + s1 + s2 + BIG = s1 + s2, exactly or within a
+      few fp32 units of BIG: the outliers cancel and the first step is that of the two ordinary micro-batches.
+    - An fp16 accumulator (accumulated_in_fp16): fl16(fl16(-BIG + s1) + s2) = -BIG, since s1 and s2 are below
+      half its spacing; the outlier of micro-batch 3 then cancels it, and the first step is exactly zero. So
+      it fails by every later loss, whether it holds the sum of the scaled gradients (which never overflows
+      here), the sum of those of loss / K (everything a quarter as large: -+6144, spacing 4, s / 4 at most
+      1.75), or MultiSteps' fp16 running mean of the unscaled gradients (about -BIG / (j S) after j
+      micro-batches, where the share s / (j S) of a middle one is again below half its spacing, or nearly).
+
+    The noise, of standard deviation 2 / S, about the size of the offset, keeps each loss far from the
+    noiseless fit, where one fp16 step of one weight's copy moves the loss by little: so the reference's
+    fp32 rounding (the order of its sum, or MultiSteps' running mean) cannot move a loss by much."""
+    k = 4
+    loss_scale = _scale(rng, 7, 8)
+    target = _outlier_target(loss_scale)
+    signs = rng.choice([-1.0, 1.0], FEATURES)
+    pair, size = [0, k - 1], 2.0**-10
+    while True:
+        # A micro-batch's scaled gradient is about 2 S offset: a few units per coordinate, at most 7 below.
+        offset = rng.uniform(1.25, 3.25, FEATURES) * rng.choice([-1.0, 1.0], FEATURES) / loss_scale
+        noise = 2.0 / loss_scale / size  # a standard deviation of 2 / S
+        x, y, w = _regression(rng, feature_size=1.0, weight_size=size, offset=offset, noise=noise)
+        # The other rows of the outliers' micro-batches: features and targets a quarter as large (the same
+        # fit, a quarter of the noise), so their gradient is 16 times smaller and rounds away against BIG.
+        x[pair, 1:] = _fp16_grid(x[pair, 1:] / 4.0)
+        y[pair, 1:] = y[pair, 1:] / 4.0
+        _place_outliers(rng, x, y, (0, k - 1), signs, target)
+        inner = _scaled_gradients(x[pair, 1:], y[pair, 1:], w, loss_scale)
+        between = _fp16_grid(_scaled_gradients(x[1 : k - 1], y[1 : k - 1], w, loss_scale))
+        if np.max(np.abs(inner)) <= 2.0 and np.max(np.abs(between)) <= 7.0:
+            break
+    return _case(x, y, w, _learning_rate(rng, 1.0), loss_scale, 1.0, k)
 
 
 FAMILIES = {
@@ -225,4 +297,5 @@ FAMILIES = {
     "tiny_gradients": tiny_gradients,
     "near_fit": near_fit,
     "cancelling_outliers": cancelling_outliers,
+    "absorbed_between_outliers": absorbed_between_outliers,
 }
