@@ -214,3 +214,10 @@ def test_the_page_is_self_contained_and_shows_the_groups_and_their_plots():
 
 def test_an_infinite_ratio_is_said_in_words():
     assert "NaN/inf" in insights_page._ratio(math.inf)
+
+
+def test_a_path_that_is_not_utf8_is_shown_escaped_and_the_page_encodes():
+    odd = Behaviour("caf\\xe9", "p", "/class/caf\udce9/problems/p/stub.py", {0: FACTS.reference[0] * 2})
+    page = _page([odd, member("b")])
+    page.encode("utf-8")  # what write_file does: a lone surrogate would raise here
+    assert "/class/caf\\udce9/problems/p/stub.py" in page

@@ -18,6 +18,7 @@ from grader.errors import UsageError
 from grader.report import write_file
 from grader.report.insights_page import render_insights_page
 from grader.report.markdown import insights_markdown
+from grader.running.submission import SubmissionRefused, read_submission
 
 
 def page_path(gradebook: Path) -> Path:
@@ -89,10 +90,10 @@ def pitfall_from_group(course: Course, args: argparse.Namespace) -> list[Path]:
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from None
     file = Path(group.representative.file)
-    try:
-        source = file.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise UsageError(f"cannot read the group's representative file {file}: {exc.strerror}") from None
+    try:  # as grading read it: no link followed below the learner's checkout (problems/<id>/stub.py)
+        source = read_submission(file, file.parents[2]).source.decode("utf-8", errors="replace")
+    except SubmissionRefused as exc:
+        raise UsageError(f"cannot read the group's representative file: {exc}") from None
     families = list(dict.fromkeys(case.family for case in group.failing))
     origin = f"group {group.number} of {args.gradebook.name}, {group.size} learners"
     return new_pitfall(course, problem, args.pitfall, source, families, origin)

@@ -30,6 +30,11 @@ section.problem { border-top: 2px solid #d0d7de; margin-top: 1.5em; }
 MISTAKE_PARTS = [("named", RED), ("unnamed groups", AMBER), ("alone", GREY), ("no output", BLUE)]
 
 
+def _path(text: str) -> str:
+    """A path for the page: escaped, a byte of a name that is not UTF-8 shown as a backslash escape."""
+    return escape(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
 def _ratio(value: float) -> str:
     return "another shape or NaN/inf pattern" if math.isinf(value) else f"{value:,.1f}x the tolerance"
 
@@ -96,12 +101,12 @@ def _group_row(insights: ProblemInsights, group: BehaviourGroup, gradebook: str)
             f"grade new {insights.facts.problem} --pitfall NAME --from-group {group.number} "
             f"--gradebook {gradebook}"
         )
-        scaffold = f'<div class="muted">to name it: <code>{escape(command)}</code></div>'
+        scaffold = f'<div class="muted">to name it: <code>{_path(command)}</code></div>'
     return (
         f'<tr class="group" id="{escape(insights.facts.problem)}-group-{group.number}">'
         f'<td>{group.number}</td><td class="size">{group.size}</td><td>{_learners(group)}</td>'
         f"<td>{_name(group)}</td><td>{_failing(group.failing)}</td><td>{_dtypes(group)}</td>"
-        f"<td><code>{escape(representative.file)}</code>{scaffold}</td><td>{_plot(insights, group)}</td></tr>"
+        f"<td><code>{_path(representative.file)}</code>{scaffold}</td><td>{_plot(insights, group)}</td></tr>"
     )
 
 
@@ -163,7 +168,7 @@ def render_insights_page(insights: list[ProblemInsights], mode: str, gradebook: 
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
         f"<title>What the class got wrong</title><style>{_STYLE}</style></head><body>"
-        f"<h1>What the class got wrong ({escape(mode)} grading, {escape(gradebook)})</h1>"
+        f"<h1>What the class got wrong ({escape(mode)} grading, {_path(gradebook)})</h1>"
         "<p>Failing submissions in groups of the same behaviour: the same answer within the tolerance on "
         "every practice case, and where profiled, the same departures from the reference's dtypes. "
         "Groups largest first; submissions alone in their behaviour are folded under each problem.</p>"
