@@ -15,6 +15,7 @@ rendering the page. The whole course at 300 learners takes hours on 2 cores: mea
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -58,6 +59,21 @@ def _in_process(gradebook: Path) -> tuple[float, float, float, int]:
     return read - start, grouped - read, rendered - grouped, len(record.behaviours)
 
 
+def grouping_scale(gradebook: Path, copies: tuple[int, ...] = (1, 10)) -> list[tuple[int, float]]:
+    """Seconds to group the record's behaviours, each handed in by `k` learners, for each k: linear in the
+    class when the seconds per submission stay flat."""
+    record = read_record(gradebook)
+    timed = []
+    for k in copies:
+        behaviours = tuple(
+            dataclasses.replace(b, learner=f"{b.learner}-{n}") for n in range(k) for b in record.behaviours
+        )
+        start = time.perf_counter()
+        class_insights(dataclasses.replace(record, behaviours=behaviours))
+        timed.append((len(behaviours), time.perf_counter() - start))
+    return timed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("ids", nargs="*", metavar="ID", help="problems (default: every problem)")
@@ -89,6 +105,7 @@ def main() -> int:
                 f"grade batch --insights {with_insights[-1]:.1f} s"
             )
         read, grouped, rendered, kept = _in_process(folder / "i0" / "gb.csv")
+        scale = grouping_scale(folder / "i0" / "gb.csv")
     ratio = sum(with_insights) / sum(alone)
     print(f"grade batch alone:         {sum(alone) / len(alone):8.1f} s")
     print(f"grade batch --insights:    {sum(with_insights) / len(with_insights):8.1f} s")
@@ -97,6 +114,11 @@ def main() -> int:
         f"in-process, {kept} failing submissions kept: read the record {read:.3f} s, group {grouped:.3f} s, "
     )
     print(f"  render the page {rendered:.3f} s")
+    for count, seconds in scale:
+        print(
+            f"grouping {count} failing submissions: {seconds:.3f} s "
+            f"({1e3 * seconds / max(count, 1):.2f} ms each)"
+        )
     return 0
 
 

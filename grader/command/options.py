@@ -28,10 +28,11 @@ grade list [--root DIR]
        grade notebooks [ID...] [--out DIR] [--install SPEC] [--force]
        grade prepare
        grade batch ROSTER_DIR --out GRADEBOOK.csv [--jobs N] [--timeout SECONDS] [--memory-limit SIZE]
-                   [--low-memory] [--require-sandbox] [--shard K/N]
-       grade merge SHARD.csv... --out GRADEBOOK.csv
+                   [--low-memory] [--require-sandbox] [--shard K/N] [--insights] [--profiles]
+       grade merge SHARD.csv... --out GRADEBOOK.csv [--insights]
+       grade insights GRADEBOOK.csv | ROSTER_DIR --out GRADEBOOK.csv [--page PAGE.html]
        grade check ID... | --all [--secrets N] [--families] [--record]
-       grade new ID
+       grade new ID [--pitfall NAME --from-group N --gradebook GRADEBOOK.csv]
        grade docs [--check]
 FORMAT is one of: """ + ", ".join(FORMATS)
 
