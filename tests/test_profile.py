@@ -23,7 +23,7 @@ from conftest import COURSE, PROBLEM_IDS
 
 from grader.child.calls import load_harness
 from grader.course.cases import make_cases
-from grader.profile.compare import compare_profiles
+from grader.profile.compare import compare_profiles, runs_the_mistakes_dtypes
 from grader.profile.profiler import ROLES, profile, signature
 
 PROFILED = PROBLEM_IDS  # a new problem is profiled the moment it exists: its pitfalls show or are listed
@@ -221,6 +221,11 @@ ACCEPTED_DEPARTURES = {  # variants the statement accepts though they run other 
     ("conv_batchnorm", "flax_modules_optax"): "flax.linen.BatchNorm takes the fp32 statistics of its "
     "fp16 input and normalizes it by mixing the two (fp16 promoted to fp32 inside flax): the recipe's "
     "numbers, and the profile rightly shows the mixing at the BatchNorm line",
+    # not-graded rules' accepted files (problem.toml `accepted`): other dtypes, the recipe's numbers here
+    ("bf16_train_step", "grads_left_bf16"): "the gradients left bf16 for the update: one bf16 rounding",
+    ("mixed_precision_mlp", "loss_recorded_fp16"): "the recorded loss rounded through fp16",
+    ("mixed_precision_mlp", "unscaled_in_fp16"): "the gradient divided by S in fp16, exact here",
+    ("weight_ema", "unscaled_in_fp16"): "the gradient taken for the fp16 weights and divided by S in fp16",
 }
 
 
@@ -554,3 +559,34 @@ def test_sums_kept_wider_than_the_reference_and_products_with_nothing_summed_are
     gradients = [profile(jax.grad(_function(path, name)), inputs, path) for name in ("f", "g")]
     assert "matmul" in gradients[1]["summary"]  # the step's own matmuls, forward and back
     assert compare_profiles(gradients[1], gradients[0]) == [], gradients[1]["summary"]
+
+
+def _summary(**roles: list[str]) -> dict:
+    return {"summary": {role: dict.fromkeys(sigs, 1) for role, sigs in roles.items()}, "entries": []}
+
+
+def test_a_mistakes_dtypes_are_matched_however_its_conversions_are_spelt():
+    """A name needs the learner's code to run the pitfall file's dtypes; a cast spelt as a promotion by a
+    mixed operation, or a round trip spelt as two casts, is the same conversion (the weight_ema audit's bf16
+    averages cast after every update were left unnamed for it). The down-cast itself stays required."""
+    reference = _summary(matmul=["float16 x float16 -> float16"])
+    pitfall = _summary(
+        matmul=["float16 x float16 -> float16"],
+        cast=["float32 -> bfloat16", "bfloat16 -> float32"],
+        scaling=["bfloat16 -> bfloat16"],
+    )
+    promoted = _summary(
+        matmul=["float16 x float16 -> float16"],
+        cast=["float32 -> bfloat16"],
+        mixed=["bfloat16 -> float32"],
+        scaling=["bfloat16 -> bfloat16"],
+    )
+    round_trip = _summary(
+        matmul=["float16 x float16 -> float16"],
+        cast=["float32 -> bfloat16 -> float32"],
+        scaling=["bfloat16 -> bfloat16"],
+    )
+    never_cast_down = _summary(matmul=["float16 x float16 -> float16"], mixed=["bfloat16 -> float32"])
+    assert runs_the_mistakes_dtypes(promoted, pitfall, reference)
+    assert runs_the_mistakes_dtypes(round_trip, pitfall, reference)
+    assert not runs_the_mistakes_dtypes(never_cast_down, pitfall, reference)

@@ -10,6 +10,7 @@ matmul in the forward's dtypes has no signature of its own), never with the refe
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from grader.profile.profiler import ROLES, signature
@@ -193,8 +194,23 @@ def runs_the_mistakes_dtypes(learner: dict | None, pitfall: dict | None, referen
     profile is missing, since then only the numbers can say."""
     if not profile_made(learner, pitfall, reference):
         return True
-    ours, theirs = _pairs(learner), _pairs(pitfall)
-    return all((pair in ours) == (pair in theirs) for pair in theirs ^ _pairs(reference))
+    ours, theirs = _conversions(learner), _conversions(pitfall)
+    return all((pair in ours) == (pair in theirs) for pair in theirs ^ _conversions(reference))
+
+
+def _conversions(profile: dict[str, Any]) -> set[tuple[str, str]]:
+    """A profile's pairs with every conversion spelt one way, whatever wrote it: a round trip
+    ("float32 -> bfloat16 -> float32") as its two casts, and a promotion by a mixed operation ("bfloat16 ->
+    float32") as the cast it is. `ema.astype(float32) * d` and `ema * d` with an fp32 `d` run the same
+    dtypes; only the spelling differs."""
+    pairs = set()
+    for role, sig in _pairs(profile):
+        steps = sig.split(" -> ")
+        if role in ("cast", "mixed") and " x " not in sig:
+            pairs |= {("cast", f"{a} -> {b}") for a, b in itertools.pairwise(steps)}
+        else:
+            pairs.add((role, sig))
+    return pairs
 
 
 def precision_profile(case: int, learner: dict[str, Any], reference: dict[str, Any]) -> PrecisionProfile:
