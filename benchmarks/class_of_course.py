@@ -10,7 +10,7 @@ or one of its forms) is handed in by three learners who wrote it differently, ge
   variable of every function renamed.
 
 The correct variants (solutions/variants/<id>/) are handed in as they are. Learner k hands in the k-th
-submission of each problem's list (cycling through it for a class larger than the list). `truth` says what
+submission of each problem's list (cycling through it for a class of a given size). `truth` says what
 each learner's file of each problem is: `mistake:NAME`, `pitfall:LABEL` or `variant:NAME`, with the form.
 """
 
@@ -126,14 +126,17 @@ def submissions(course: Course, problem: Problem) -> list[tuple[str, str]]:
 def build_class(
     course: Course, problems: list[Problem], roster: Path, learners: int | None = None
 ) -> dict[tuple[str, str], str]:
-    """Writes the class's checkouts under `roster` (by default as many learners as the longest list of
-    submissions); returns (learner, problem) -> truth."""
+    """Writes the class's checkouts under `roster`; returns (learner, problem) -> truth. By default as many
+    learners as the longest list of submissions, each submission handed in once (a learner past the end of a
+    shorter list hands in nothing for that problem); with `learners`, the lists cycle."""
     handed = {problem.id: submissions(course, problem) for problem in problems}
     count = learners or max(len(items) for items in handed.values())
     truth = {}
     for k in range(count):
         learner = f"learner{k:04d}"
         for problem in problems:
+            if learners is None and k >= len(handed[problem.id]):
+                continue
             label, source = handed[problem.id][k % len(handed[problem.id])]
             stub = roster / learner / "problems" / problem.id / "stub.py"
             stub.parent.mkdir(parents=True, exist_ok=True)

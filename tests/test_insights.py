@@ -221,3 +221,22 @@ def test_a_path_that_is_not_utf8_is_shown_escaped_and_the_page_encodes():
     page = _page([odd, member("b")])
     page.encode("utf-8")  # what write_file does: a lone surrogate would raise here
     assert "/class/caf\\udce9/problems/p/stub.py" in page
+
+
+def test_a_case_the_harness_rejected_is_kept_as_what_it_named_never_its_message():
+    """A submission the problem's check rejects has no output there, but behaves as its rejection does."""
+    from types import SimpleNamespace
+
+    from grader.grading.naming import _rejected_cases
+
+    def ran(pitfall: str, rejected: bool = True):
+        raised = SimpleNamespace(rejected=rejected, pitfall=pitfall, message="quotes " + HOSTILE)
+        return SimpleNamespace(raised=raised, returned=None)
+
+    run = SimpleNamespace(cases={0: ran("save_not_finished"), 1: ran(""), 2: ran("x", rejected=False)})
+    kept = _rejected_cases(run)
+    assert kept == {
+        0: "rejected by the problem's check (save_not_finished)",
+        1: "rejected by the problem's check (no pitfall named)",
+    }
+    assert groups_of(member("a", outputs=dict(kept)), member("b", outputs=dict(kept))) == [["a", "b"]]

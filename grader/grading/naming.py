@@ -59,7 +59,8 @@ class Naming:
     tied: bool = False
     closest: ClosestPitfall | None = None
     compared: bool = False  # whether the outputs were compared with the pitfalls' at all
-    practice: dict[int, Returned] = field(default_factory=dict)  # the answer's outputs on the practice cases
+    # the answer's outputs on the practice cases; where the harness rejected what it wrote, a phrase
+    practice: dict[int, Returned | str] = field(default_factory=dict)
 
 
 def name_mistake(
@@ -75,9 +76,10 @@ def name_mistake(
     (`rejected`, from any run)."""
     names = named_by_check(problem, [*rejected, *rejections(run)])
     returned = {i: ran.returned for i, ran in run.cases.items() if ran.returned is not None}
+    practice = {**returned, **_rejected_cases(run)}
     if not returned:
-        return Naming(names)
-    unnamed = Naming(names, practice=returned)
+        return Naming(names, practice=practice)
+    unnamed = Naming(names, practice=practice)
     paths = course.pitfall_paths(problem)
     files = {REFERENCE: course.reference_path(problem), **paths}
     if paths and files[REFERENCE].is_file():
@@ -101,7 +103,17 @@ def name_mistake(
     named = names + [matched(p) for p in found if matched(p) not in names]
     closest = _closest(diagnosis, practice) if not named else None
     complete = all(case.index in returned for case in practice)  # else no pitfall file's verdicts
-    return Naming(named, tied and not names, closest, compared=complete, practice=returned)
+    return Naming(named, tied and not names, closest, compared=complete, practice=practice)
+
+
+def _rejected_cases(run: RunOutcome) -> dict[int, str]:
+    """The cases whose output the problem's harness rejected, each as what it named (never its message,
+    which may quote what the learner's code wrote)."""
+    return {
+        i: f"rejected by the problem's check ({ran.raised.pitfall or 'no pitfall named'})"
+        for i, ran in run.cases.items()
+        if ran.raised and ran.raised.rejected
+    }
 
 
 def naming_note(naming: Naming) -> str:

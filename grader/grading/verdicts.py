@@ -201,9 +201,11 @@ def problem_result(
     )
 
 
-def _kept(returned: Returned) -> np.ndarray | str:
+def _kept(returned: Returned | str) -> np.ndarray | str:
     """A practice output as a failed answer's result keeps it: a float array's values, else what it was
-    (without any text of the learner's value)."""
+    (without any text of the learner's value), or why the problem's harness rejected it."""
+    if isinstance(returned, str):
+        return returned
     if returned.kind == "array" and returned.is_float:
         return returned.values
     return returned.describe() if returned.kind == "array" else f"a {returned.type_name}"
