@@ -18,7 +18,7 @@ from grader.report.svg_charts import AMBER, BLUE, GREY, RED, rate_bars, series_c
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 SHOWN_LEARNERS = 8  # a group's learners listed in its row; all of them in the row's details
 _STYLE = """
-body { font-family: sans-serif; margin: 1.5em auto; max-width: 1200px; color: #24292f; }
+body { font-family: sans-serif; margin: 1.5em; color: #24292f; }
 table { border-collapse: collapse; margin: 0.5em 0 1em 0; }
 th, td { border: 1px solid #d0d7de; padding: 0.3em 0.5em; vertical-align: top; text-align: left; }
 th { background: #f6f8fa; } td.size { text-align: right; font-weight: bold; }
@@ -36,7 +36,9 @@ def _path(text: str) -> str:
 
 
 def _ratio(value: float) -> str:
-    return "another shape or NaN/inf pattern" if math.isinf(value) else f"{value:,.1f}x the tolerance"
+    if math.isinf(value):
+        return "another shape or NaN/inf pattern"
+    return f"{value:,.1f}x the tolerance" if value < 1e4 else f"{value:.2g}x the tolerance"
 
 
 def _failing(failing: tuple[FailingCase, ...]) -> str:
@@ -153,7 +155,9 @@ def _counts(insights: ProblemInsights) -> list[int]:
 
 
 def render_insights_page(insights: list[ProblemInsights], mode: str, gradebook: str) -> str:
-    """Returns the page: the two overview charts, then a section per problem with its groups."""
+    """Returns the page: the two overview charts, then a section per problem with its groups (a problem
+    nobody handed in is left out)."""
+    insights = [found for found in insights if found.statuses.get("missing", 0) < found.rows]
     rates = rate_bars(
         "pass-rates", "pass rate per problem", [(i.facts.problem, i.pass_rate) for i in insights]
     )

@@ -49,10 +49,10 @@ def stacked_bars(
     label: str,
     rows: list[tuple[str, list[int]]],
     parts: list[tuple[str, str]],
-    width: int = 520,
+    width: int = 600,
 ) -> str:
     """One bar per row made of counts, one per part (name, colour), on one scale, with a legend."""
-    name_width, bar_width, step = 170, width - 230, 20
+    name_width, bar_width, step = 170, width - 290, 20
     largest = max([sum(counts) for _, counts in rows] + [1])
     body = []
     for i, (name, counts) in enumerate(rows):
