@@ -76,10 +76,10 @@ def name_mistake(
     (`rejected`, from any run)."""
     names = named_by_check(problem, [*rejected, *rejections(run)])
     returned = {i: ran.returned for i, ran in run.cases.items() if ran.returned is not None}
-    practice = {**returned, **_rejected_cases(run)}
+    outputs_kept = {**returned, **_rejected_cases(run)}
     if not returned:
-        return Naming(names, practice=practice)
-    unnamed = Naming(names, practice=practice)
+        return Naming(names, practice=outputs_kept)
+    unnamed = Naming(names, practice=outputs_kept)
     paths = course.pitfall_paths(problem)
     files = {REFERENCE: course.reference_path(problem), **paths}
     if paths and files[REFERENCE].is_file():
@@ -103,7 +103,7 @@ def name_mistake(
     named = names + [matched(p) for p in found if matched(p) not in names]
     closest = _closest(diagnosis, practice) if not named else None
     complete = all(case.index in returned for case in practice)  # else no pitfall file's verdicts
-    return Naming(named, tied and not names, closest, compared=complete, practice=practice)
+    return Naming(named, tied and not names, closest, compared=complete, practice=outputs_kept)
 
 
 def _rejected_cases(run: RunOutcome) -> dict[int, str]:
