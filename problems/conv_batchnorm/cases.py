@@ -158,27 +158,44 @@ def faint_images(rng: np.random.Generator) -> dict[str, object]:
     return case
 
 
-def pretrained_stats(rng: np.random.Generator) -> dict[str, object]:
-    """Ordinary activations (standard deviation about 1) and running statistics far from the batches'."""
-    steps = int(rng.integers(6, 9))
-    labels = _labels(rng, steps, B)
+def _ordinary(rng: np.random.Generator, labels: np.ndarray, size: float = 0.5):
+    """Evaluation labels, images of class patterns (values in [0, 1], the evaluation ones darker and of lower
+    contrast) and a kernel of normal entries of standard deviation `size`, its batch means offset from 0."""
     eval_labels = _labels(rng, 1, B_EVAL)[0]
     images = np.clip(0.5 + 0.3 * _patterns(rng, labels), 0.0, 1.0)
     eval_images = np.clip(0.35 + 0.15 * _patterns(rng, eval_labels[None])[0], 0.0, 1.0)
-    kernel = _offset_means(rng, images, rng.normal(0.0, 0.5, (3, 3, C_IN, C)))
+    kernel = _offset_means(rng, images, rng.normal(0.0, size, (3, 3, C_IN, C)))
+    return eval_labels, images, eval_images, kernel
+
+
+def pretrained_stats(rng: np.random.Generator) -> dict[str, object]:
+    """Ordinary activations (standard deviation about 1) and running statistics far from the batches'."""
+    labels = _labels(rng, int(rng.integers(6, 9)), B)
+    eval_labels, images, eval_images, kernel = _ordinary(rng, labels)
     z = _conv(_f16(images), _f16(kernel))
-    return _case(
-        rng,
-        images,
-        labels,
-        eval_images,
-        eval_labels,
-        kernel,
-        z,
-        2.0**-9,
-        float(rng.choice([0.75, 0.875])),
-        1e-5,
-    )
+    momentum = float(rng.choice([0.75, 0.875]))
+    return _case(rng, images, labels, eval_images, eval_labels, kernel, z, 2.0**-9, momentum, 1e-5)
+
+
+def one_big_step(rng: np.random.Generator) -> dict[str, object]:
+    """One step (T = 1) that changes the kernel by a large fraction of itself, momentum 0.75.
+
+    The kernel is pretrained_stats' divided by 64 (entries about 0.008 in size, conv outputs about 0.016)
+    and lr is 2^-5. Batch normalization makes the loss blind to the kernel's scale, so its gradient grows
+    as the kernel shrinks (64 times here) and one step of lr 2^-5 moves the kernel by a large part of its
+    size, where pretrained_stats' eight steps of 2^-9 move it by a few thousandths. The running statistics
+    take a quarter of this step's batch statistics, of the kernel before the step: taken from a second
+    forward pass after the update instead, they are the batch statistics of the moved kernel, 17 to 900
+    tolerances off (30 seeds, and 20 secrets). dense_w is divided by 64 too, so the logits stay within a
+    few hundredths of dense_b: the large step does not make the evaluation losses sensitive to the last bits
+    of the gradient (correct forms stay within 0.1 of the tolerance), and with one step nothing can build
+    up."""
+    labels = _labels(rng, 1, B)
+    eval_labels, images, eval_images, kernel = _ordinary(rng, labels, 0.5 / 64)
+    z = _conv(_f16(images), _f16(kernel))
+    case = _case(rng, images, labels, eval_images, eval_labels, kernel, z, 2.0**-5, 0.75, 1e-5)
+    case["dense_w"] = (case["dense_w"] / 64).astype(np.float32)
+    return case
 
 
 def _spacing16(value: np.ndarray) -> np.ndarray:
@@ -235,9 +252,74 @@ def settled_stats(rng: np.random.Generator) -> dict[str, object]:
     return case
 
 
+COARSE = 2.0**-6  # fp16's spacing in [16, 32)
+
+
+def _bias_run(bias: np.ndarray, labels: np.ndarray, lr: float) -> np.ndarray:
+    """The fp32 dense bias after each SGD step, (T, K), when the logits are its fp16 rounding (the features
+    too faint to move them): the gradient of the mean cross-entropy is softmax(logits) minus the batch's
+    share of each class."""
+    b, run = np.asarray(bias, np.float32), []
+    for row in labels:
+        logits = _f16(b).astype(np.float64)
+        p = np.exp(logits - logits.max())
+        b = (b - np.float32(lr) * (p / p.sum() - np.bincount(row, minlength=K) / len(row))).astype(np.float32)
+        run.append(b)
+    return np.array(run)
+
+
+def _class0_loss(bias: np.ndarray) -> float:
+    return float(np.log1p(np.exp(bias[1:] - bias[0]).sum()))
+
+
+def coarse_bias(rng: np.random.Generator) -> dict[str, object]:
+    """A dense bias between 16 and 32, where fp16's spacing is 2^-6, with class 0 ahead by 5.5 to 6.75, and
+    features too faint to move the fp16 logits off it: 6 steps of an lr (0.52 to 0.6 of a spacing) for
+    which each update of the bias is 0.13 to 0.45 of a spacing, below half of it.
+
+    gamma and beta are pretrained_stats' divided by 64 and dense_w by 512, so pooled16 @ dense_w16 stays
+    below a hundredth of a spacing and the fp16 logits are exactly the fp16 rounding of dense_b (softmax
+    ignores the common offset): every correct form computes the same logits. The bias gradient,
+    softmax minus each class's share of the batch, has one sign for all 6 steps (class 0 holds 99.6% of
+    the probability and a quarter or half of every batch), so the fp32 master bias of class 0 moves down by
+    1.6 to 2.7 spacings and the fp16 bias the forward pass uses by 2; an fp16 master never moves, since
+    each update rounds back to where it was (23 to 35 tolerances on the class-0 evaluation
+    losses). Those losses are 0.0025 to 0.0084, log(1 + s) with s = 2.5 to 8.6 times 2^-10: a cross-entropy
+    taken in fp16 rounds 1 + s to fp16's spacing of 2^-10 there, or the loss to the logits' spacing of
+    2^-6, and is 20 to 500 tolerances off; a head computed in fp32 uses the unrounded bias (the generator
+    keeps it 4 tolerances or more from the fp16 one). The draw is
+    repeated until every fp32 bias stays 0.02 spacings or more from the rounding midpoints (no last-bit
+    difference between correct forms can round it the other way), the class-0 bias has crossed two of
+    them, and s lies a quarter of a spacing or more from fp16's grid."""
+    steps = 6
+    while True:
+        labels = _labels(rng, steps, B)
+        lr = COARSE * 4 * rng.uniform(0.13, 0.15)
+        centre = COARSE * rng.integers(17 * 64, 25 * 64)
+        bias = np.array([centre + COARSE * rng.integers(352, 432), centre, centre], np.float32)
+        run = _bias_run(bias, labels, lr)
+        moved = (run - bias) / COARSE  # spacings from the start
+        margin = np.abs(np.abs(moved) % 1.0 - 0.5).min()  # from the rounding midpoints
+        final = _f16(run[-1]).astype(np.float64)
+        share = np.exp(final[1:] - final[0]).sum() / 2.0**-10
+        head32 = abs(_class0_loss(run[-1].astype(np.float64)) / _class0_loss(final) - 1) / 2.0**-9
+        if margin > 0.02 and moved[-1, 0] < -1.6 and 0.25 < share % 1.0 < 0.75 and head32 > 4:
+            break
+    eval_labels, images, eval_images, kernel = _ordinary(rng, labels)
+    z = _conv(_f16(images), _f16(kernel))
+    momentum = float(rng.choice([0.75, 0.875]))
+    case = _case(rng, images, labels, eval_images, eval_labels, kernel, z, lr, momentum, 1e-5)
+    for name, by in (("gamma", 64), ("beta", 64), ("dense_w", 512)):
+        case[name] = (case[name] / by).astype(np.float32)
+    case["dense_b"] = bias
+    return case
+
+
 FAMILIES = {
     "wide_channels": wide_channels,
     "faint_images": faint_images,
     "pretrained_stats": pretrained_stats,
     "settled_stats": settled_stats,
+    "one_big_step": one_big_step,
+    "coarse_bias": coarse_bias,
 }
