@@ -29,6 +29,8 @@ def insights_markdown(insights: list[ProblemInsights], page: str | None) -> str:
             "",
         ]
     for problem in insights:
+        if problem.statuses.get("missing", 0) == problem.rows:
+            continue  # nobody handed it in
         unnamed = [group for group in problem.shared if not group.pitfall]
         lines.append(
             f"- **{problem.facts.problem}**: {problem.statuses.get('fail', 0)} failed: {len(problem.shared)} "
