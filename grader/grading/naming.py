@@ -77,9 +77,9 @@ def name_mistake(
     names = named_by_check(problem, [*rejected, *rejections(run)])
     returned = {i: ran.returned for i, ran in run.cases.items() if ran.returned is not None}
     outputs_kept = {**returned, **_rejected_cases(run)}
-    if not returned:
-        return Naming(names, practice=outputs_kept)
     unnamed = Naming(names, practice=outputs_kept)
+    if not returned:
+        return unnamed
     paths = course.pitfall_paths(problem)
     files = {REFERENCE: course.reference_path(problem), **paths}
     if paths and files[REFERENCE].is_file():
