@@ -61,8 +61,8 @@ def _identical(one: Behaviour, other: Behaviour) -> bool:
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
             if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
                 return False
-        elif a != b or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-            return False
+        elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray) or a != b:
+            return False  # an array against anything else, or two different things that are not arrays
     return True
 
 
