@@ -11,7 +11,8 @@ it differently, and the correct variants as they are), and printed.
   compute the same thing, and nothing can tell them apart by their outputs);
 - correct variants never in a group (they pass, and passes are not grouped).
 
-`tests/test_insights_course.py` (marked `course`) asserts 90% or more of each on five problems.
+`tests/test_insights_course.py` (marked `class_insights`, run by hand: `python -m pytest -m class_insights`)
+asserts 90% or more of each on five problems.
 """
 
 from __future__ import annotations
