@@ -21,7 +21,7 @@ from grader.classroom.behaviour_record import read_record
 from grader.classroom.insights import class_insights
 from grader.course.problems import Course
 
-pytestmark = pytest.mark.class_insights  # about 20 minutes: by hand, not in .ci/run (see pyproject)
+pytestmark = pytest.mark.class_insights  # about 14 minutes: by hand, not in .ci/run (see pyproject)
 ROOT = Path(__file__).resolve().parent.parent
 
 
