@@ -12,6 +12,16 @@ and no compilation cache on disk. JAX's monitoring events split each file's time
 Python's own dispatch. The files that cost the most are listed with how many times they compiled: a file
 that compiles once per case builds a new program for every case (a `jax.jit` made inside the function, with
 the case's scalars baked in), which no cache shared between cases can save.
+
+Two switches measure the lead docs/speed.md describes (closed-over constants hoisted into arguments, so
+that cases of one shape share a program):
+
+- `--cache`: a compilation cache on disk (a fresh folder, every program kept), as the check's children have;
+- `--hoist`: with it, JAX hoists every captured constant into an argument
+  (`jax_use_simplified_jaxpr_constants`, `jax_embedded_constants_max_bytes=0`);
+- `--compare`: every output compared bit for bit with what the check stored for that file and case (the
+  output store under the cache folder, filled by `grade check` on this platform); the files that differ
+  are listed. A change of JAX's configuration may be taken only where nothing differs.
 """
 
 from __future__ import annotations
@@ -34,6 +44,9 @@ from jax._src import monitoring  # noqa: E402
 from grader.authoring.check import DEFAULT_SECRETS  # noqa: E402
 from grader.authoring.discrimination import hidden_cases, table_files  # noqa: E402
 from grader.course.problems import Course  # noqa: E402
+from grader.expected import output_cache  # noqa: E402
+from grader.expected.trusted import _digest  # noqa: E402
+from grader.settings import Settings  # noqa: E402
 
 EVENTS = {
     "/jax/core/compile/backend_compile_duration": "compile",
@@ -41,6 +54,7 @@ EVENTS = {
     "/jax/core/compile/jaxpr_trace_duration": "trace",
 }
 _spent: dict[str, float] = defaultdict(float)
+_differing: list[str] = []  # the files whose outputs are not bitwise the stored ones (--compare)
 
 
 def _listen(event: str, seconds: float, **_: object) -> None:
@@ -60,19 +74,32 @@ def _load_harness(path: Path | None):
     return module
 
 
-def _call(function, harness, inputs: dict) -> None:
+def _call(function, harness, inputs: dict) -> np.ndarray | None:
+    """The file's output on the case as the check stores it (float64), or None where it raised."""
     try:
         if harness is None:
-            np.asarray(function(**inputs))
+            value = function(**inputs)
         else:
             with tempfile.TemporaryDirectory() as folder:
-                np.asarray(harness.run_case(function, dict(inputs), Path(folder)))
+                value = harness.run_case(function, dict(inputs), Path(folder))
+        return np.asarray(value).astype(np.float64)
     except Exception:  # a natural mistake may raise: its time still counts
-        pass
+        return None
 
 
-def profile_problem(course: Course, problem, secrets: list[str]) -> tuple[dict, list[tuple]]:
-    """Runs every file of the problem's check on its cases; returns the phase totals and per-file rows."""
+def _same_as_stored(store, path: Path, problem, case, output: np.ndarray | None) -> bool | None:
+    """Whether the output is bitwise what the store holds for the file on the case (None: not stored)."""
+    stored = store.load(output_cache.entry_key(_digest(path.read_bytes(), problem), case))
+    if stored is None:
+        return None
+    if output is None or output.size != stored.size:
+        return False
+    return bool(np.array_equal(output.reshape(stored.shape), stored, equal_nan=True))
+
+
+def profile_problem(course: Course, problem, secrets: list[str], store=None) -> tuple[dict, list[tuple]]:
+    """Runs every file of the problem's check on its cases; returns the phase totals and per-file rows
+    (with a `store`, also how many outputs are bitwise the stored ones, differ, or are not stored)."""
     cases = hidden_cases(problem, [None, *secrets])
     harness = _load_harness(problem.harness_path)
     totals: dict[str, float] = defaultdict(float)
@@ -86,8 +113,15 @@ def profile_problem(course: Course, problem, secrets: list[str]) -> tuple[dict, 
         spec.loader.exec_module(module)
         function = getattr(module, problem.function)
         before = dict(_spent)
+        compared = []
         for case in cases:
-            _call(function, harness, case.inputs)
+            output = _call(function, harness, case.inputs)
+            if store is not None:
+                compared.append(_same_as_stored(store, path, problem, case, output))
+        for verdict, key in ((True, "same"), (False, "different"), (None, "not stored")):
+            totals[key] += compared.count(verdict)
+        if False in compared:
+            _differing.append(f"{problem.id} {label}")
         wall = time.perf_counter() - start
         spent = {phase: _spent[phase] - before.get(phase, 0.0) for phase in ("compile", "lower", "trace")}
         compiles = int(_spent["compiles"] - before.get("compiles", 0))
@@ -107,8 +141,19 @@ def main() -> int:
     parser.add_argument("ids", nargs="*", help="problem ids (default: all)")
     parser.add_argument("--secrets", type=int, default=len(DEFAULT_SECRETS), help="secrets (default 3)")
     parser.add_argument("--files", type=int, default=3, help="costliest files listed per problem")
+    parser.add_argument("--cache", action="store_true", help="a compilation cache on disk (fresh)")
+    parser.add_argument("--hoist", action="store_true", help="captured constants hoisted into arguments")
+    parser.add_argument("--compare", action="store_true", help="outputs compared with the check's store")
     args = parser.parse_args()
     monitoring.register_event_duration_secs_listener(_listen)
+    if args.cache:
+        jax.config.update("jax_compilation_cache_dir", tempfile.mkdtemp(prefix="check-profile-cache-"))
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    if args.hoist:
+        jax.config.update("jax_use_simplified_jaxpr_constants", True)
+        jax.config.update("jax_embedded_constants_max_bytes", 0)
+    store = output_cache.practice_store(Settings.from_environment()) if args.compare else None
     course = Course(ROOT)
     problems = [course.problem(i) for i in args.ids] if args.ids else course.problems()
     secrets = list(DEFAULT_SECRETS[: args.secrets]) + [
@@ -118,7 +163,7 @@ def main() -> int:
     print(head + f" {'lower':>6} {'trace':>6} {'rest':>7}  costliest files (seconds, compilations)")
     grand: dict[str, float] = defaultdict(float)
     for problem in problems:
-        totals, rows = profile_problem(course, problem, secrets)
+        totals, rows = profile_problem(course, problem, secrets, store)
         for key, value in totals.items():
             grand[key] += value
         rest = totals["wall"] - totals["compile"] - totals["lower"] - totals["trace"]
@@ -136,8 +181,17 @@ def main() -> int:
         f" {grand['compile']:>8.1f} {grand['compiles']:>8.0f} {grand['lower']:>6.1f} {grand['trace']:>6.1f}"
         f" {rest:>7.1f}"
     )
+    if store is not None:
+        print(
+            f"outputs bitwise as stored: {grand['same']:.0f}, different: {grand['different']:.0f}, "
+            f"not stored: {grand['not stored']:.0f}"
+        )
+        for label in _differing:
+            print(f"  differs: {label}")
     share = grand["compile"] / grand["wall"] if grand["wall"] else 0.0
-    print(f"XLA compilation: {share:.0%} of the files' time, one process, no cache on disk")
+    cache = "a compilation cache on disk" if args.cache else "no cache on disk"
+    hoisted = ", captured constants hoisted" if args.hoist else ""
+    print(f"XLA compilation: {share:.0%} of the files' time, one process, {cache}{hoisted}")
     return 0
 
 
