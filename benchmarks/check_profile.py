@@ -45,7 +45,7 @@ from grader.authoring.check import DEFAULT_SECRETS  # noqa: E402
 from grader.authoring.discrimination import hidden_cases, table_files  # noqa: E402
 from grader.course.problems import Course  # noqa: E402
 from grader.expected import output_cache  # noqa: E402
-from grader.expected.trusted import _digest  # noqa: E402
+from grader.expected.trusted import file_digest  # noqa: E402
 from grader.settings import Settings  # noqa: E402
 
 EVENTS = {
@@ -87,9 +87,10 @@ def _call(function, harness, inputs: dict) -> np.ndarray | None:
         return None
 
 
-def _same_as_stored(store, path: Path, problem, case, output: np.ndarray | None) -> bool | None:
-    """Whether the output is bitwise what the store holds for the file on the case (None: not stored)."""
-    stored = store.load(output_cache.entry_key(_digest(path.read_bytes(), problem), case))
+def _same_as_stored(store, digest: str, case, output: np.ndarray | None) -> bool | None:
+    """Whether the output is bitwise what the store holds for the file (by its digest) on the case (None:
+    not stored)."""
+    stored = store.load(output_cache.entry_key(digest, case))
     if stored is None:
         return None
     if output is None or output.size != stored.size:
@@ -114,10 +115,11 @@ def profile_problem(course: Course, problem, secrets: list[str], store=None) -> 
         function = getattr(module, problem.function)
         before = dict(_spent)
         compared = []
+        digest = file_digest(path.read_bytes(), problem) if store is not None else ""
         for case in cases:
             output = _call(function, harness, case.inputs)
             if store is not None:
-                compared.append(_same_as_stored(store, path, problem, case, output))
+                compared.append(_same_as_stored(store, digest, case, output))
         for verdict, key in ((True, "same"), (False, "different"), (None, "not stored")):
             totals[key] += compared.count(verdict)
         if False in compared:

@@ -17,7 +17,7 @@ from grader.course.cases import PROFILE_CASE, make_cases
 from grader.errors import UsageError
 from grader.expected import trusted
 from grader.expected.output_cache import practice_store, profile_key
-from grader.expected.trusted import _digest
+from grader.expected.trusted import file_digest
 from grader.grading.grader import Grader
 from grader.profile.profiler import ROLES
 from grader.protocol.payloads import decode_profile
@@ -142,7 +142,7 @@ def test_a_trace_that_hangs_costs_the_profile_only(graded, toy_course, settings,
 def test_the_reference_profile_is_kept_and_read_back(graded, toy_course, settings, monkeypatch):
     graded(WRONG)
     problem = toy_course.problem("toy")
-    digest = _digest(toy_course.reference_path(problem).read_bytes(), problem)
+    digest = file_digest(toy_course.reference_path(problem).read_bytes(), problem)
     kept = practice_store(settings).load_document(profile_key(digest, make_cases(problem)[PROFILE_CASE]))
     assert kept is not None and "summary" in kept
     monkeypatch.setattr(trusted, "_memo", {})  # as a fresh process finds it: only the store remembers

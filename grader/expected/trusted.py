@@ -38,7 +38,7 @@ _memo: dict[tuple[str, int], np.ndarray | Rejection] = {}  # (file digest, case 
 _profiles: dict[tuple[str, int], dict] = {}  # (file digest, case seed) -> the reference's precision profile
 
 
-def _digest(source: bytes, problem: Problem) -> str:
+def file_digest(source: bytes, problem: Problem) -> str:
     """Digest of what decides a file's outputs besides the case: its content, and the problem's harness."""
     digest = hashlib.sha256(source)
     if problem.harness_path is not None:
@@ -111,7 +111,7 @@ class TrustedOutputs:
             for label, path in request.paths.items()
         }
         problems = {request.problem.id: request.problem for request in requests}
-        self.digests = {key: _digest(file.source, problems[key[0]]) for key, file in files.items()}
+        self.digests = {key: file_digest(file.source, problems[key[0]]) for key, file in files.items()}
         jobs = []
         for request in requests:
             for label in request.paths:
