@@ -121,7 +121,7 @@ def test_hidden_case_outputs_never_reach_the_disk(toy_course, cache):
     pitfall = toy_course.root / "solutions" / "pitfalls" / "toy" / "forgot_scale.py"
     assert _grade(toy_course, pitfall, secret="hidden-cache-secret").status is Status.FAIL
     files = [toy_course.reference_path(problem), *toy_course.pitfall_paths(problem).values()]
-    digests = [trusted._digest(path.read_bytes(), problem) for path in files]
+    digests = [trusted.file_digest(path.read_bytes(), problem) for path in files]
 
     def keys(cases):
         return {output_cache.entry_key(digest, case) for digest in digests for case in cases}
