@@ -29,10 +29,18 @@ def problem_params(select) -> list:
     ]
 
 
+SHARED_CACHE_ENV = "GRADE_TEST_CACHE_DIR"  # .ci/run: the course's checks leave their outputs to the export after
+
+
 @pytest.fixture(scope="session", autouse=True)
 def cache_folder(tmp_path_factory) -> Path:
-    """One fresh JAX compilation cache for the whole test session: hermetic, and warm after first use."""
-    folder = tmp_path_factory.mktemp("jax-cache")
+    """One fresh cache folder (compiled kernels, outputs of the course's files) for the whole test session:
+    hermetic, and warm after first use. With $GRADE_TEST_CACHE_DIR set, that folder instead: `.ci/run` gives
+    the course's checks a new one and then exports the course with it, so that the export reads the
+    check's outputs and profiles instead of computing them all again in one child."""
+    shared = os.environ.get(SHARED_CACHE_ENV)
+    folder = Path(shared) if shared else tmp_path_factory.mktemp("jax-cache")
+    folder.mkdir(parents=True, exist_ok=True)
     previous = os.environ.get(CACHE_ENV)
     os.environ[CACHE_ENV] = str(folder)
     yield folder
