@@ -29,7 +29,7 @@ def problem_params(select) -> list:
     ]
 
 
-SHARED_CACHE_ENV = "GRADE_TEST_CACHE_DIR"  # .ci/run: the course's checks leave their outputs to the export after
+SHARED_CACHE_ENV = "GRADE_TEST_CACHE_DIR"  # set by .ci/run for the course step and the export after it
 
 
 @pytest.fixture(scope="session", autouse=True)
