@@ -13,12 +13,11 @@ Python's own dispatch. The files that cost the most are listed with how many tim
 that compiles once per case builds a new program for every case (a `jax.jit` made inside the function, with
 the case's scalars baked in), which no cache shared between cases can save.
 
-Two switches measure the lead docs/speed.md describes (closed-over constants hoisted into arguments, so
-that cases of one shape share a program):
+Two switches give this process the configuration of the check's children (docs/speed.md):
 
 - `--cache`: a compilation cache on disk (a fresh folder, every program kept), as the check's children have;
-- `--hoist`: with it, JAX hoists every captured constant into an argument
-  (`jax_use_simplified_jaxpr_constants`, `jax_embedded_constants_max_bytes=0`);
+- `--hoist`: JAX hoists every captured constant into an argument, as every child does
+  (`jax_use_simplified_jaxpr_constants`, `jax_embedded_constants_max_bytes=0`: grader/settings.py);
 - `--compare`: every output compared bit for bit with what the check stored for that file and case (the
   output store under the cache folder, filled by `grade check` on this platform); the files that differ
   are listed. A change of JAX's configuration may be taken only where nothing differs.

@@ -72,6 +72,14 @@ def jax_platforms(environ: Mapping[str, str] = os.environ) -> str | None:
 # How a GPU's memory is taken: by default a child asks for what it uses, not 75% of the card up front (a
 # preallocating child holds 4 GiB of host memory, over the default limit, and leaves nothing to the next).
 ALLOCATOR_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_MEM_FRACTION": None}
+# Every child, the course's and the learners' alike: arrays a jitted function closes over become arguments
+# of its program instead of constants baked into it, so a step jitted inside the function compiles once per
+# shape and the compilation cache serves the next case (docs/speed.md; outputs bitwise the same on every
+# course file, both platforms). A JAX without these flags ignores them.
+HOISTED_CONSTANTS_ENV = {
+    "JAX_USE_SIMPLIFIED_JAXPR_CONSTANTS": "true",
+    "JAX_EMBEDDED_CONSTANTS_MAX_BYTES": "0",
+}
 
 
 def _cache_root(environ: Mapping[str, str]) -> Path | None:
@@ -184,6 +192,7 @@ class Settings:
             if value is not None:
                 env[name] = value
         env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+        env.update(HOISTED_CONSTANTS_ENV)
         # A sandbox may run the child as another user, who could not write to the grader's cache folder.
         cache = None if sandboxed else self.compilation_cache(learner)
         if cache is not None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from conftest import TEST_SECRET
 
+from grader.course.cases import make_cases
 from grader.grading.grader import Grader
 from grader.results import Status
 from grader.running.limits import Limits
@@ -63,6 +65,39 @@ def scaled_sum(x, scale):
     mine = settings.compilation_cache(str(path.absolute()))
     assert any(mine.iterdir()), "the submission's kernels were kept, in its own folder"
     assert not (cache_folder / "jax-submissions").exists(), "no folder shared by every learner"
+
+
+def test_a_step_jitted_inside_the_function_compiles_once_per_shape_not_once_per_case(
+    toy_course, write_submission, settings
+):
+    """Every child hoists the arrays a jitted function closes over into arguments of its program
+    (settings.HOISTED_CONSTANTS_ENV), so cases of one shape share a program from the compilation cache: the
+    toy's four hidden cases have two shapes (4 and 64 entries). Baked in as constants, each case's `x`
+    would make a program of its own, four in all."""
+    source = """\
+import jax
+import jax.numpy as jnp
+
+
+def scaled_sum(x, scale):
+    x = jnp.asarray(x)
+
+    @jax.jit
+    def closed_over(s):
+        return jnp.stack([x.sum() * s, x.max()])
+
+    return closed_over(jnp.float32(scale))
+"""
+    path = write_submission(source)
+    problem = toy_course.problem("toy")
+    grader = Grader(toy_course, secret=TEST_SECRET, limits=Limits(settings=settings))
+    result = grader.grade_file(problem, path)
+    assert result.status is Status.PASS and len(result.cases) == 4
+    shapes = {case.inputs["x"].shape for case in make_cases(problem, TEST_SECRET)}
+    assert len(shapes) == 2
+    kept = settings.compilation_cache(str(path.absolute()))
+    programs = [entry for entry in kept.rglob("*") if "closed_over" in entry.name]
+    assert len(programs) == len(shapes), sorted(entry.name for entry in programs)
 
 
 def test_the_compilation_cache_can_be_turned_off_without_changing_a_verdict(toy_course, settings):

@@ -3,7 +3,8 @@
 An entry is keyed by everything that could change the numbers: the file's content, the case's seed and a
 digest of its inputs, and the platform (Python, numpy, jax and jaxlib versions, every installed JAX plugin,
 and the variables that choose the device or its arithmetic: JAX_PLATFORMS, CUDA_VISIBLE_DEVICES, XLA_FLAGS,
-JAX_DEFAULT_MATMUL_PRECISION). Change any of them and the entry is simply not found.
+JAX_DEFAULT_MATMUL_PRECISION, and the configuration every child gets: constants hoisted into arguments).
+Change any of them and the entry is simply not found.
 
 Two stores: the practice cases' outputs (public by design), kept whenever they are computed; and the
 reference's outputs on the hidden cases, written only by `grade prepare` (an autograder image's set-up) in
@@ -25,7 +26,7 @@ import numpy as np
 
 from grader.course.cases import Case
 from grader.running.packages import installed_packages
-from grader.settings import PASSED_ENV, Settings, jax_platforms
+from grader.settings import HOISTED_CONSTANTS_ENV, PASSED_ENV, Settings, jax_platforms
 
 DEVICE_ENV = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS", "JAX_DEFAULT_MATMUL_PRECISION")
 assert set(DEVICE_ENV) <= set(PASSED_ENV), "the children see the variables the key is made of"
@@ -46,6 +47,7 @@ def platform_fingerprint() -> str:
     device = {name: os.environ.get(name, "") for name in DEVICE_ENV}
     device["JAX_PLATFORMS"] = jax_platforms() or ""  # what the children run with, not this process's
     parts += [f"{name}={device[name]}" for name in DEVICE_ENV]
+    parts += [f"{name}={value}" for name, value in sorted(HOISTED_CONSTANTS_ENV.items())]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
