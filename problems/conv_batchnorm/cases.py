@@ -315,6 +315,36 @@ def coarse_bias(rng: np.random.Generator) -> dict[str, object]:
     return case
 
 
+def large_gamma(rng: np.random.Generator) -> dict[str, object]:
+    """`gamma` from 70000 to 120000, above fp16's largest number (65504), on channels whose conv output has a
+    standard deviation of only 2^-10 to 2^-9, with `epsilon = 2^-6`: the normalized values are a few
+    hundredths, and the fp32 `rsqrt(var + epsilon) * gamma` of the recipe gives outputs of a few thousand,
+    while `gamma` cast to fp16 is inf. The draw is repeated until every output, training or evaluation, is
+    below 2^13 in size (so that even an fp16 sum of the 4 positions is finite), bounded with
+    `rsqrt(var + epsilon) <= epsilon^-1/2` and the running mean anywhere between its start and the batches'
+    means. `dense_w` is 1024 times smaller (small logits), `S = 1` (the conv output's cotangent is about a
+    million times the normalized output's, which a loss scale would overflow in fp16) and `lr = 2^-26`, so
+    the params barely move: the family holds the forward pass and the running statistics."""
+    epsilon = 2.0**-6
+    while True:
+        labels = _labels(rng, int(rng.integers(6, 9)), B)
+        eval_labels, images, eval_images, kernel = _ordinary(rng, labels)
+        std = _conv(_f16(images), kernel).std(axis=(1, 2, 3))  # (steps, C)
+        kernel = kernel * rng.uniform(2.0**-10, 2.0**-9, C) / std.mean(axis=0)
+        z = _conv(_f16(images), _f16(kernel))
+        momentum = float(rng.choice([0.75, 0.875]))
+        case = _case(rng, images, labels, eval_images, eval_labels, kernel, z, 2.0**-26, momentum, epsilon)
+        case["gamma"] = rng.uniform(7e4, 1.2e5, C).astype(np.float32)
+        z_eval = _conv(_f16(eval_images), _f16(kernel))
+        centres = np.concatenate([case["running_mean"][None], z.mean(axis=(1, 2, 3))])  # (1 + T, C)
+        spread = max(np.abs(z[..., None, :] - centres).max(), np.abs(z_eval[..., None, :] - centres).max())
+        if spread * epsilon**-0.5 * case["gamma"].max() + np.abs(case["beta"]).max() < 2.0**13:
+            break
+    case["dense_w"] = (case["dense_w"] / 1024).astype(np.float32)
+    case["loss_scale"] = 1.0
+    return case
+
+
 FAMILIES = {
     "wide_channels": wide_channels,
     "faint_images": faint_images,
@@ -322,4 +352,5 @@ FAMILIES = {
     "settled_stats": settled_stats,
     "one_big_step": one_big_step,
     "coarse_bias": coarse_bias,
+    "large_gamma": large_gamma,
 }
