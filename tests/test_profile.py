@@ -139,8 +139,8 @@ NOT_SHOWN_YET = {  # about dtypes, but the difference lies where the profile doe
     "saved, not of an operation (its float32 -> float16 cast is one the reference makes too); the "
     "harness rejects the checkpoint",
     ("conv_batchnorm", "variance_in_fp16--sum_of_squares_upcast"): "its fp16 means of z16 and z16 * z16 are "
-    "float16 -> float16 reductions, a kind the reference runs too (its fp16 mean over the positions), and the "
-    "profile compares kinds, not counts; its casts back to fp32 are ones the reference makes",
+    "float16 -> float16 reductions, a kind the reference runs too (its fp16 mean over the positions), "
+    "and the profile compares kinds, not counts; its casts back to fp32 are ones the reference makes",
 }
 
 
