@@ -303,3 +303,46 @@ def test_a_statement_that_admits_a_verdict_depending_on_the_secret_is_not_sound(
     assert main(["check", "toy_resume"]) == 1
     row = _rows(capsys.readouterr().out)["rule README.md"]
     assert " FAIL " in row and "admits a verdict that depends on the secret" in row and sentence in row
+
+
+NEAR_THE_EDGE = """\
+import os
+
+import numpy as np
+
+
+def running_sum(x, start, stop, folder):
+    path = os.path.join(folder, "state.npy")
+    total = np.float64(np.load(path)) if start > 0 else np.float64(0)
+    out = []
+    for value in x[start:stop]:
+        total = total + np.float64(value)
+        out.append(total)
+    np.save(path, np.array(total))
+    return np.array(out, dtype=np.float64) * (1 + 0.7e-6)  # about 0.7 of the toy's rtol of 1e-6 off
+"""
+
+
+def test_a_rule_may_let_its_accepted_file_keep_less_than_half_the_tolerance_only_where_it_says_so(
+    course, capsys
+):
+    """A correct form about 0.8 tolerances off fails the check as a variant (accepted forms keep half the
+    tolerance), unless the rule it passes for states `accepted_within` above its ratio; a value outside
+    (0.5, 1) is refused."""
+    (course.solutions_dir / "variants" / "toy_resume" / "near_the_edge.py").write_text(NEAR_THE_EDGE)
+    manifest = course.problem("toy_resume").directory / "problem.toml"
+    original = manifest.read_text(encoding="utf-8")
+    assert main(["check", "toy_resume"]) == 1
+    row = _rows(capsys.readouterr().out)["variant near_the_edge"]
+    assert " FAIL " in row and "tolerances from the reference" in row
+    rule = '[rules.sums_in_fp64]\nstep = "1"\nrule = "a rule"\nnot_graded = "the cases cannot tell"\n'
+    rule += 'accepted = ["variant:near_the_edge"]\naccepted_within = 0.95\n'
+    manifest.write_text(original.replace("\n[rules.", "\n" + rule + "\n[rules.", 1), encoding="utf-8")
+    assert main(["check", "toy_resume"]) == 0
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    assert " ok " in rows["variant near_the_edge"] and "within 0.95 of it" in rows["variant near_the_edge"]
+    assert " ok " in rows["rule sums_in_fp64"]
+    manifest.write_text(original.replace("\n[rules.", "\n" + rule.replace("0.95", "1.2") + "\n[rules.", 1))
+    assert main(["check", "toy_resume"]) == 2
+    assert "accepted_within must be a number above 0.5 and below 1" in capsys.readouterr().err

@@ -121,3 +121,17 @@ def test_property_never_crashes_on_any_returned_value(kind, type_name, dtype, is
     assert isinstance(result.passed, bool) and result.message
     if kind != "array" or not is_float:
         assert not result.passed
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float8_e4m3fn"])
+def test_a_float32_promise_is_not_kept_by_a_narrower_float_even_when_the_values_pass(dtype):
+    # Rounded to 16 bits, a right answer stays within the tolerance on some cases and not on others: the
+    # verdict would depend on the secret. The dtype decides it on every case.
+    from grader.grading.verdicts import narrower_than_promised
+
+    values = returned([1.0, 2.0, 3.0], dtype=dtype)
+    assert check([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]).passed
+    assert narrower_than_promised(values, RETURNS)
+    for wide in ("float32", "float64"):
+        assert not narrower_than_promised(returned([1.0, 2.0, 3.0], dtype=wide), RETURNS)
+    assert not narrower_than_promised(values, "float16 array of shape (3,)")

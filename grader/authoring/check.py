@@ -141,11 +141,12 @@ def _failing_blocks(row: Row, blocks: dict[str, list[int]]) -> list[str]:
     return [block for block, indices in blocks.items() if any(row.ratios.get(i, 0) > 1 for i in indices)]
 
 
-def _variant_finding(table: Table, row: Row, blocks: dict[str, list[int]]) -> Finding:
+def _variant_finding(problem: Problem, table: Table, row: Row, blocks: dict[str, list[int]]) -> Finding:
     if row.failure:
         return Finding("variant", row.name, Verdict.FAIL, f"no outputs: {row.failure.splitlines()[0]}")
     worst = row.worst(table.cases)
-    if not worst <= VARIANT_AIM:
+    aim = problem.accepted_within(row.name) or VARIANT_AIM
+    if not worst <= aim:
         detail = f"{worst:.3g} tolerances from the reference"
         failing = _failing_blocks(row, blocks)
         if failing and len(failing) < len(blocks):
@@ -153,9 +154,10 @@ def _variant_finding(table: Table, row: Row, blocks: dict[str, list[int]]) -> Fi
         elif failing:
             detail += "; fails everywhere"
         return Finding("variant", row.name, Verdict.FAIL, detail, worst)
-    return Finding(
-        "variant", row.name, Verdict.OK, f"within the tolerance on all {len(table.cases)} cases", worst
-    )
+    within = f"within the tolerance on all {len(table.cases)} cases"
+    if aim != VARIANT_AIM:
+        within += f", and within {aim:g} of it as its rule states (accepted_within)"
+    return Finding("variant", row.name, Verdict.OK, within, worst)
 
 
 def _unexplained(
@@ -265,7 +267,7 @@ def check_problems(
                 elif row.kind == "mistake":
                     findings[problem.id].append(_mistake_finding(problem, table, row, blocks))
                 else:
-                    findings[problem.id].append(_variant_finding(table, row, blocks))
+                    findings[problem.id].append(_variant_finding(problem, table, row, blocks))
             findings[problem.id] += rule_findings(problem, findings[problem.id])
         checks.append(ProblemCheck(problem, findings[problem.id], table))
     return checks

@@ -58,6 +58,7 @@ class Rule:
     broken_by: tuple[str, ...] = ()
     not_graded: str = ""
     accepted: tuple[str, ...] = ()
+    accepted_within: float | None = None  # the error ratio its accepted files keep, where not the usual half
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,21 @@ class Problem:
         form = label[len(pitfall.name) + len(FORM_SEPARATOR) :] if FORM_SEPARATOR in label else ""
         return pitfall.forms.get(form, pitfall.families)
 
+    def accepted_within(self, variant: str) -> float | None:
+        """The error ratio a rule lets this correct variant keep (`accepted_within`), where it is not half."""
+        label = f"variant:{variant}"
+        wider = [r.accepted_within for r in self.rules if r.accepted_within and label in r.accepted]
+        return max(wider, default=None)
+
+
+def _within(value: object) -> float | None:
+    """A rule's `accepted_within`: an error ratio between the usual half tolerance and a fail."""
+    if value is None:
+        return None
+    if type(value) not in (int, float) or not 0.5 < value < 1:
+        raise ValueError(f"accepted_within must be a number above 0.5 and below 1, not {value!r}")
+    return float(value)
+
 
 def _load_problem(directory: Path) -> Problem:
     meta_path = directory / "problem.toml"
@@ -177,6 +193,7 @@ def _load_problem(directory: Path) -> Problem:
                     broken_by=tuple(entry.get("broken_by", ())),
                     not_graded=" ".join(entry.get("not_graded", "").split()),
                     accepted=tuple(entry.get("accepted", ())),
+                    accepted_within=_within(entry.get("accepted_within")),
                 )
                 for name, entry in meta.get("rules", {}).items()
             ),

@@ -29,6 +29,17 @@ def _limit_message(raised: Raised, limits: Limits) -> str:
     return ""
 
 
+NARROW_FLOATS = ("float16", "bfloat16", "float8", "float4")  # dtype names that start so are under 32 bits
+NARROWER = ", narrower than the float32 the statement asks for: cast the result to float32"
+
+
+def narrower_than_promised(returned: Returned, returns: str) -> bool:
+    """Whether an array promised as float32 came back in a 16-bit or 8-bit float dtype. Its values rounded
+    to that dtype may or may not stay within the tolerance, case by case; the dtype fails on every case."""
+    promised = returns.startswith("float32")
+    return promised and returned.kind == "array" and returned.dtype.startswith(NARROW_FLOATS)
+
+
 def case_result(
     case: Case,
     outcome: RunOutcome,
@@ -78,11 +89,16 @@ def case_result(
         return CaseResult(case.index, case.family, Status.NOT_RUN, message="not compared: no expected output")
     comparison = compare_outputs(ran.returned, expected, problem.tolerance, problem.returns)
     got = ran.returned.values if ran.returned.kind == "array" else None
+    passed, message = comparison.passed, comparison.message
+    if narrower_than_promised(ran.returned, problem.returns):
+        passed = False
+        message = f"returned an array of dtype {ran.returned.dtype}{NARROWER}"
+        message += "" if comparison.passed else f" ({comparison.message})"
     return CaseResult(
         case.index,
         case.family,
-        Status.PASS if comparison.passed else Status.FAIL,
-        message=comparison.message,
+        Status.PASS if passed else Status.FAIL,
+        message=message,
         expected=expected,
         got=got,
         max_abs_err=comparison.max_abs_err,
@@ -125,6 +141,9 @@ def summarise(
         return Status.ERROR, f"{first.label}: {first.message}", "learner"
     if failures:
         first = failures[0]
+        narrow = [case for case in failures if NARROWER in case.message]
+        if narrow:  # the dtype, whatever the values: on every case, so the message says it first
+            return Status.FAIL, f"{len(narrow)} of {len(results)} cases: {narrow[0].message}", "learner"
         if all(case.max_abs_err is not None for case in failures):  # numbers, just too far off
             return Status.FAIL, f"{len(failures)} of {len(results)} cases outside the tolerance", "learner"
         if len(failures) == len(results) and all(case.message == first.message for case in failures):
