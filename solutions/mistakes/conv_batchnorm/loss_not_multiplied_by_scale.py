@@ -1,0 +1,78 @@
+"""Mistake: I differentiate the loss without multiplying it by the loss scale, then divide the gradients by
+the scale as the recipe unscales them."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import optax
+
+F16, F32 = jnp.float16, jnp.float32
+
+
+def conv16(x16, kernel):
+    return jax.lax.conv_general_dilated(
+        x16, kernel.astype(F16), (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")
+    )
+
+
+def head(p, y16, labels, reduce=True):
+    pooled = jax.nn.relu(y16).mean(axis=(1, 2))
+    logits = (pooled @ p["dense_w"].astype(F16) + p["dense_b"].astype(F16)).astype(F32)
+    per_image = optax.softmax_cross_entropy_with_integer_labels(logits, labels)
+    return per_image.mean() if reduce else per_image
+
+
+def batch_norm(p, z, mean, var, eps):
+    return ((z - mean) * (jax.lax.rsqrt(var + eps) * p["gamma"]) + p["beta"]).astype(F16)
+
+
+def batch_stats(z16):
+    z = z16.astype(F32)
+    mean = z.mean(axis=(0, 1, 2))
+    var = jnp.square(z - mean).mean(axis=(0, 1, 2))
+    return z, mean, var
+
+
+def train_conv_bn(
+    images,
+    labels,
+    eval_images,
+    eval_labels,
+    kernel,
+    gamma,
+    beta,
+    dense_w,
+    dense_b,
+    running_mean,
+    running_var,
+    lr,
+    momentum,
+    epsilon,
+    loss_scale,
+):
+    p = {"kernel": kernel, "gamma": gamma, "beta": beta, "dense_w": dense_w, "dense_b": dense_b}
+    p = {k: jnp.asarray(v, F32) for k, v in p.items()}
+    rm, rv = jnp.asarray(running_mean, F32), jnp.asarray(running_var, F32)
+
+    def unscaled_loss(p, x16, y):
+        z, mean, var = batch_stats(conv16(x16, p["kernel"]))
+        loss = head(p, batch_norm(p, z, mean, var, epsilon), y)
+        return loss, (loss, mean, var)
+
+    @jax.jit
+    def step(p, rm, rv, x16, y):
+        g, (loss, mean, var) = jax.grad(unscaled_loss, has_aux=True)(p, x16, y)
+        p = jax.tree.map(lambda a, b: a - lr * (b / loss_scale), p, g)
+        rm = momentum * rm + (1 - momentum) * mean
+        rv = momentum * rv + (1 - momentum) * var
+        return p, rm, rv, loss
+
+    losses = []
+    for k in range(images.shape[0]):
+        x16 = jnp.asarray(images[k]).astype(F16)
+        p, rm, rv, loss = step(p, rm, rv, x16, jnp.asarray(labels[k]))
+        losses.append(loss)
+    z = conv16(jnp.asarray(eval_images).astype(F16), p["kernel"]).astype(F32)
+    eval_losses = head(p, batch_norm(p, z, rm, rv, epsilon), jnp.asarray(eval_labels), reduce=False)
+    return jnp.concatenate([jnp.stack(losses), rm, rv, eval_losses])
