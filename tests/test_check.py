@@ -342,6 +342,7 @@ def test_a_rule_may_let_its_accepted_file_keep_less_than_half_the_tolerance_only
     out = capsys.readouterr().out
     rows = _rows(out)
     assert " ok " in rows["variant near_the_edge"] and "within 0.95 of it" in rows["variant near_the_edge"]
+    assert "<= 0.95" in rows["variant near_the_edge"], "the aim printed is the rule's"
     assert " ok " in rows["rule sums_in_fp64"]
     manifest.write_text(original.replace("\n[rules.", "\n" + rule.replace("0.95", "1.2") + "\n[rules.", 1))
     assert main(["check", "toy_resume"]) == 2

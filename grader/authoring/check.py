@@ -18,12 +18,12 @@ from pathlib import Path
 
 from grader.authoring.check_files import Finding, Verdict, file_findings, ready_files
 from grader.authoring.discrimination import (
-    AIMS,
     PITFALL_AIM,
     VARIANT_AIM,
     PendingTables,
     Row,
     Table,
+    aim_of,
     case_blocks,
     checking_limits,
     table_files,
@@ -68,7 +68,7 @@ class ProblemCheck:
         lines = [f"{self.problem.id}: {self.problem.title}  [{summary}]"]
         lines.append(f"  {'':9} {'':{width}}  {'verdict':10}  {'aim':>6}  {'ratio':>9}  detail")
         for f in self.findings:
-            aim = AIMS.get(f.kind, "")
+            aim = aim_of(self.problem, f.kind, f.name)
             ratio = f"{f.ratio:9.3g}" if f.ratio is not None else ""
             lines.append(f"  {f.kind:9} {f.name:{width}}  {f.verdict:10}  {aim:>6}  {ratio:>9}  {f.detail}")
         if families and self.table is not None:

@@ -38,6 +38,12 @@ VARIANT_AIM = 0.5  # largest error ratio of a correct variant
 AIMS = {"pitfall": f">= {PITFALL_AIM:g}", "variant": f"<= {VARIANT_AIM:g}", "mistake": "> 1"}  # as printed
 
 
+def aim_of(problem: Problem, kind: str, name: str) -> str:
+    """The aim one file must meet, as printed: its kind's, or a wider one its rule states for a variant."""
+    wider = problem.accepted_within(name) if kind == "variant" else None
+    return f"<= {wider:g}" if wider else AIMS.get(kind, "")
+
+
 @dataclass(frozen=True)
 class Row:
     """One pitfall or variant: its error ratio on every case, and the families it is meant to be judged on."""
@@ -85,7 +91,7 @@ class Table:
                     row.ratios[c.index] for c in self.cases if c.family == family and c.index in row.ratios
                 ]
                 per_family.append(f"{min(values):.3g}..{max(values):.3g}" if values else "-")
-            aim = AIMS[row.kind]
+            aim = aim_of(self.problem, row.kind, row.name)
             if row.kind == "pitfall" and not row.families:
                 aim = "unseen"
             lines.append(

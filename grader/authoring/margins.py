@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Iterable
 from importlib.metadata import version
 
-from grader.authoring.discrimination import AIMS
+from grader.authoring.discrimination import aim_of
 from grader.course.problems import Problem
 from grader.errors import CourseError
 
@@ -89,8 +89,7 @@ def margins_table(problem: Problem) -> str:
     for kind in KINDS:
         for file in sorted({file for p in platforms for file in record[p].get(kind, {})}):
             cells = " | ".join(_ratio(record[p].get(kind, {}).get(file)) for p in platforms)
-            wider = problem.accepted_within(file) if kind == "variant" else None
-            rows.append(f"| {kind} `{file}` | {f'<= {wider:g}' if wider else AIMS[kind]} | {cells} |")
+            rows.append(f"| {kind} `{file}` | {aim_of(problem, kind, file)} | {cells} |")
     return "\n".join(rows)
 
 
