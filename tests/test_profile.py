@@ -102,6 +102,7 @@ NOT_ABOUT_DTYPES = {  # (problem, pitfall file): why no dtype difference is expe
         ("weight_ema", name): _SAME_DTYPES
         for name in (
             "decay_swapped",
+            "decay_swapped--residual",
             "ema_updated_on_skipped_step",
             "ema_zero_start",
             "ema_zero_start--debiased",
@@ -230,6 +231,7 @@ ACCEPTED_DEPARTURES = {  # variants the statement accepts though they run other 
     ("mixed_precision_mlp", "loss_recorded_fp16"): "the recorded loss rounded through fp16",
     ("mixed_precision_mlp", "unscaled_in_fp16"): "the gradient divided by S in fp16, exact here",
     ("weight_ema", "unscaled_in_fp16"): "the gradient taken for the fp16 weights and divided by S in fp16",
+    ("conv_batchnorm", "unscaled_in_fp16"): "the gradient divided by S in fp16, exact here",
 }
 
 
