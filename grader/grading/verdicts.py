@@ -90,7 +90,8 @@ def case_result(
     comparison = compare_outputs(ran.returned, expected, problem.tolerance, problem.returns)
     got = ran.returned.values if ran.returned.kind == "array" else None
     passed, message = comparison.passed, comparison.message
-    if narrower_than_promised(ran.returned, problem.returns):
+    narrower = narrower_than_promised(ran.returned, problem.returns)
+    if narrower:
         passed = False
         message = f"returned an array of dtype {ran.returned.dtype}{NARROWER}"
         message += "" if comparison.passed else f" ({comparison.message})"
@@ -107,6 +108,7 @@ def case_result(
         seconds=ran.seconds,
         inputs=inputs,
         seed=seed,
+        narrower=narrower,
     )
 
 
@@ -141,7 +143,7 @@ def summarise(
         return Status.ERROR, f"{first.label}: {first.message}", "learner"
     if failures:
         first = failures[0]
-        narrow = [case for case in failures if NARROWER in case.message]
+        narrow = [case for case in failures if case.narrower]
         if narrow:  # the dtype, whatever the values: on every case, so the message says it first
             return Status.FAIL, f"{len(narrow)} of {len(results)} cases: {narrow[0].message}", "learner"
         if all(case.max_abs_err is not None for case in failures):  # numbers, just too far off
