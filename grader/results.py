@@ -98,7 +98,7 @@ class CaseResult:
     traceback: str = ""
     inputs: str = ""  # a summary of the inputs; practice cases only
     seed: int | None = None  # the seed of the case's generator; practice cases only
-    narrower: bool = False  # a float32 promise returned in a 16-bit or narrower float: fails whatever the values
+    narrower: bool = False  # a float32 promise kept in a 16-bit or narrower float: fails whatever the values
 
     @property
     def label(self) -> str:

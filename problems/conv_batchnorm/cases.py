@@ -326,11 +326,12 @@ def large_gamma(rng: np.random.Generator) -> dict[str, object]:
     """`gamma` from 70000 to 75000, above fp16's largest number (65504), on channels whose conv output has a
     standard deviation of 2^-7 to 2^-6, with `epsilon = 1`: `var + epsilon` is 1 within 2^-12, so the
     normalized values are a few hundredths, and the fp32 `rsqrt(var + epsilon) * gamma` of the recipe gives
-    outputs of a few thousand, while `gamma` cast to fp16 is inf, and so is that product. The draw is repeated until every output, training or evaluation, is
-    below 2^13 in size (so that even an fp16 sum of the 4 positions is finite), bounded with
-    `rsqrt(var + epsilon) <= epsilon^-1/2` and the running mean anywhere between its start and the batches'
-    means. `dense_w` is 1024 times smaller (small logits), `S = 1` and `lr = 2^-26`, so the params barely
-    move: the family holds the forward pass and the running statistics."""
+    outputs of a few thousand, while `gamma` cast to fp16 is inf, and so is that product. The draw is
+    repeated until every output, training or evaluation, is below 2^13 in size (so that even an fp16 sum of
+    the 4 positions is finite), bounded with `rsqrt(var + epsilon) <= epsilon^-1/2` and the running mean
+    anywhere between its start and the batches' means. `dense_w` is 1024 times smaller (small logits),
+    `S = 1` and `lr = 2^-26`, so the params barely move: the family holds the forward pass and the running
+    statistics."""
     epsilon = LARGE_GAMMA_EPSILON
     while True:
         labels = _labels(rng, int(rng.integers(6, 9)), B)

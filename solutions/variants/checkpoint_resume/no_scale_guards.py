@@ -1,10 +1,10 @@
-"""Accepted form (not graded): the scale halved on an overflow without the floor at 1, S = S / 2, and doubled on growth without checking that 2 * S is finite; everything else as the recipe."""
+"""Accepted form (not graded): the scale halved on an overflow without the floor at 1, S = S / 2, and doubled
+on growth without checking that 2 * S is finite; everything else as the recipe."""
 
 import os
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 import orbax.checkpoint as ocp
 

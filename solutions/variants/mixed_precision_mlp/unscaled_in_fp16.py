@@ -1,8 +1,8 @@
-"""Accepted form (not graded): the gradients taken with respect to the fp16 copies of the params and divided by the loss scale in fp16 (g16 / S), then cast to fp32 for the update; everything else as the recipe."""
+"""Accepted form (not graded): the gradients taken with respect to the fp16 copies of the params and divided
+by the loss scale in fp16 (g16 / S), then cast to fp32 for the update; everything else as the recipe."""
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 
 def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
@@ -23,6 +23,6 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     for _ in range(num_steps):
         grads16, loss = grad_fn([p.astype(jnp.float16) for p in params])
         grads = [(g16 / S.astype(jnp.float16)).astype(jnp.float32) for g16 in grads16]
-        params = [p - lr * g for p, g in zip(params, grads)]
+        params = [p - lr * g for p, g in zip(params, grads, strict=True)]
         losses.append(loss)
     return jnp.asarray(losses, jnp.float32)
