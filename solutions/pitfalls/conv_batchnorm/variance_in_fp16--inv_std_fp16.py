@@ -1,0 +1,85 @@
+"""Pitfall variance_in_fp16, with an fp16 reciprocal: the batch mean taken in fp32, the variance with jnp.var
+of the fp16 conv output (fp16, so above 65504 it is inf), and 1 / sqrt(var + epsilon) computed in fp16 from
+it; the normalization multiplies the fp32 centred values by that fp16 factor and by `gamma`.
+
+With an infinite variance the factor is 0, and in the scaled backward pass its cotangent, summed in fp32
+and cast to fp16, overflows too: inf times the derivative's 0 is NaN, and the params are NaN from the
+second step on (the other forms keep the derivative in fp32 and stay finite).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import optax
+
+F16, F32 = jnp.float16, jnp.float32
+
+
+def conv16(x16, kernel):
+    return jax.lax.conv_general_dilated(
+        x16, kernel.astype(F16), (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")
+    )
+
+
+def head(p, y16, labels, reduce=True):
+    pooled = jax.nn.relu(y16).mean(axis=(1, 2))
+    logits = (pooled @ p["dense_w"].astype(F16) + p["dense_b"].astype(F16)).astype(F32)
+    per_image = optax.softmax_cross_entropy_with_integer_labels(logits, labels)
+    return per_image.mean() if reduce else per_image
+
+
+def batch_norm(p, z, mean, var, eps):
+    inv_std = 1.0 / jnp.sqrt(var + eps)  # fp16, as var is
+    return ((z - mean) * inv_std * p["gamma"] + p["beta"]).astype(F16)
+
+
+def batch_stats(z16):
+    z = z16.astype(F32)
+    mean = jnp.mean(z, axis=(0, 1, 2))  # fp32
+    var = jnp.var(z16, axis=(0, 1, 2))  # fp16
+    return z, mean, var
+
+
+def train_conv_bn(
+    images,
+    labels,
+    eval_images,
+    eval_labels,
+    kernel,
+    gamma,
+    beta,
+    dense_w,
+    dense_b,
+    running_mean,
+    running_var,
+    lr,
+    momentum,
+    epsilon,
+    loss_scale,
+):
+    p = {"kernel": kernel, "gamma": gamma, "beta": beta, "dense_w": dense_w, "dense_b": dense_b}
+    p = {k: jnp.asarray(v, F32) for k, v in p.items()}
+    rm, rv = jnp.asarray(running_mean, F32), jnp.asarray(running_var, F32)
+
+    def scaled_loss(p, x16, y):
+        z, mean, var = batch_stats(conv16(x16, p["kernel"]))
+        loss = head(p, batch_norm(p, z, mean, var, epsilon), y)
+        return loss * loss_scale, (loss, mean, var)
+
+    @jax.jit
+    def step(p, rm, rv, x16, y):
+        g, (loss, mean, var) = jax.grad(scaled_loss, has_aux=True)(p, x16, y)
+        p = jax.tree.map(lambda a, b: a - lr * (b / loss_scale), p, g)
+        rm = momentum * rm + (1 - momentum) * mean
+        rv = momentum * rv + (1 - momentum) * var
+        return p, rm, rv, loss
+
+    losses = []
+    for k in range(images.shape[0]):
+        x16 = jnp.asarray(images[k]).astype(F16)
+        p, rm, rv, loss = step(p, rm, rv, x16, jnp.asarray(labels[k]))
+        losses.append(loss)
+    z = conv16(jnp.asarray(eval_images).astype(F16), p["kernel"]).astype(F32)
+    eval_losses = head(p, batch_norm(p, z, rm, rv, epsilon), jnp.asarray(eval_labels), reduce=False)
+    return jnp.concatenate([jnp.stack(losses), rm, rv, eval_losses])
