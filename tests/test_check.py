@@ -326,7 +326,7 @@ def running_sum(x, start, stop, folder):
 def test_a_rule_may_let_its_accepted_file_keep_less_than_half_the_tolerance_only_where_it_says_so(
     course, capsys
 ):
-    """A correct form about 0.8 tolerances off fails the check as a variant (accepted forms keep half the
+    """A correct form about 0.7 tolerances off fails the check as a variant (accepted forms keep half the
     tolerance), unless the rule it passes for states `accepted_within` above its ratio; a value outside
     (0.5, 1) is refused."""
     (course.solutions_dir / "variants" / "toy_resume" / "near_the_edge.py").write_text(NEAR_THE_EDGE)
@@ -344,6 +344,7 @@ def test_a_rule_may_let_its_accepted_file_keep_less_than_half_the_tolerance_only
     assert " ok " in rows["variant near_the_edge"] and "within 0.95 of it" in rows["variant near_the_edge"]
     assert "<= 0.95" in rows["variant near_the_edge"], "the aim printed is the rule's"
     assert " ok " in rows["rule sums_in_fp64"]
-    manifest.write_text(original.replace("\n[rules.", "\n" + rule.replace("0.95", "1.2") + "\n[rules.", 1))
+    wider = rule.replace("0.95", "1.2")
+    manifest.write_text(original.replace("\n[rules.", "\n" + wider + "\n[rules.", 1), encoding="utf-8")
     assert main(["check", "toy_resume"]) == 2
     assert "accepted_within must be a number above 0.5 and below 1" in capsys.readouterr().err

@@ -130,7 +130,7 @@ def test_a_float32_promise_is_not_kept_by_a_narrower_float_even_when_the_values_
     from grader.grading.verdicts import narrower_than_promised
 
     values = returned([1.0, 2.0, 3.0], dtype=dtype)
-    assert check([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]).passed
+    assert compare_outputs(values, np.asarray([1.0, 2.0, 3.0]), TOL, RETURNS).passed  # the values pass
     assert narrower_than_promised(values, RETURNS)
     for wide in ("float32", "float64"):
         assert not narrower_than_promised(returned([1.0, 2.0, 3.0], dtype=wide), RETURNS)

@@ -27,6 +27,7 @@ from grader.authoring.discrimination import (
     case_blocks,
     checking_limits,
     table_files,
+    variant_aim,
 )
 from grader.authoring.rules import manifest_findings, rule_findings
 from grader.course.problems import Course, Problem, pitfall_name
@@ -145,7 +146,7 @@ def _variant_finding(problem: Problem, table: Table, row: Row, blocks: dict[str,
     if row.failure:
         return Finding("variant", row.name, Verdict.FAIL, f"no outputs: {row.failure.splitlines()[0]}")
     worst = row.worst(table.cases)
-    aim = problem.accepted_within(row.name) or VARIANT_AIM
+    aim = variant_aim(problem, row.name)
     if not worst <= aim:
         detail = f"{worst:.3g} tolerances from the reference"
         failing = _failing_blocks(row, blocks)

@@ -38,10 +38,14 @@ VARIANT_AIM = 0.5  # largest error ratio of a correct variant
 AIMS = {"pitfall": f">= {PITFALL_AIM:g}", "variant": f"<= {VARIANT_AIM:g}", "mistake": "> 1"}  # as printed
 
 
+def variant_aim(problem: Problem, name: str) -> float:
+    """The largest error ratio a correct variant may reach: half the tolerance, or what its rule states."""
+    return problem.accepted_within(name) or VARIANT_AIM
+
+
 def aim_of(problem: Problem, kind: str, name: str) -> str:
     """The aim one file must meet, as printed: its kind's, or a wider one its rule states for a variant."""
-    wider = problem.accepted_within(name) if kind == "variant" else None
-    return f"<= {wider:g}" if wider else AIMS.get(kind, "")
+    return f"<= {variant_aim(problem, name):g}" if kind == "variant" else AIMS.get(kind, "")
 
 
 @dataclass(frozen=True)
