@@ -240,6 +240,36 @@ def test_a_process_that_leaves_the_session_with_setsid_is_killed_with_the_run(to
         ctypes.CDLL(None).prctl(processes_module._PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+_NICED_CHILD = """
+import sys
+from pathlib import Path
+from grader.running.processes import kill_group, start_child
+child = start_child([sys.executable, "-c", "import time; time.sleep(30)"])
+try:
+    group = Path(f"/proc/{child.pid}/autogroup")
+    print(group.read_text().split()[-1] if group.is_file() else "no autogroup")
+finally:
+    kill_group(child)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="autogroup is a Linux feature")
+def test_a_child_runs_at_the_nice_value_of_a_grader_run_with_nice():
+    """A child leads a session of its own, and Linux's autogroup ranks sessions, not nice values: the child
+    of `nice -n 7 grade ...` must run at 7 there too, or a niced check takes a full share of the CPU."""
+    argv = [sys.executable, "-c", _NICED_CHILD]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    niced = subprocess.run(
+        argv, env=env, capture_output=True, text=True, timeout=60, preexec_fn=lambda: os.nice(7)
+    )
+    assert niced.returncode == 0, niced.stderr
+    if niced.stdout.strip() == "no autogroup":
+        pytest.skip("this kernel has no autogroup: nice values rank every process alike already")
+    assert niced.stdout.strip() == "7", niced.stdout
+    plain = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert plain.stdout.strip() == "0", plain.stdout + plain.stderr  # never a higher priority than asked
+
+
 def test_a_function_passed_to_grade_function_never_observes_the_secret(toy_course, monkeypatch):
     seen: list[str | None] = []
 

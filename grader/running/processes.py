@@ -156,9 +156,26 @@ def kill_group(process: subprocess.Popen, as_once: bool = False) -> None:
 
 def start_child(argv: list[str], **options) -> subprocess.Popen:
     """Starts a child in a session of its own, this process being its subreaper, and records it as ours
-    (so that `kill_orphans` never takes it for something a learner left behind)."""
+    (so that `kill_orphans` never takes it for something a learner left behind). The child keeps this
+    process's priority (`keep_priority`)."""
     become_subreaper()
     with _CHILDREN_LOCK:
         process = subprocess.Popen(argv, start_new_session=True, **options)
         _OWN_CHILDREN.add(process.pid)
+    keep_priority(process.pid)
     return process
+
+
+def keep_priority(pid: int) -> None:
+    """Gives the session that `pid` leads this process's nice value, where the kernel schedules sessions
+    as groups (Linux's autogroup, on in many distributions' kernels): there a process's nice value only
+    ranks it within its session, and each session, a child's included, gets an equal share of the CPU.
+    Without this, `nice grade batch ...` (or a CI job that runs one check niced beside another) would
+    take as much CPU as anything else on the machine. Only a lower priority is passed on, which needs no
+    privilege; where there is no autogroup (no such file, or it cannot be written) nice values already
+    work and nothing is done."""
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    if nice <= 0 or not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/autogroup").write_text(f"{nice}\n", encoding="ascii")
