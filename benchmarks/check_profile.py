@@ -8,7 +8,8 @@ mistakes) is imported and called on the cases the check measures (the practice c
 `--secrets` secrets), one file after another in this process, as a trusted child runs them, with no grader
 and no compilation cache on disk. JAX's monitoring events split each file's time into tracing
 (`jaxpr_trace_duration`), lowering to MLIR (`jaxpr_to_mlir_module_duration`), XLA compilation
-(`backend_compile_duration`, with the count of compilations) and the rest: running the compiled code and
+(`backend_compile_duration`, with the count of compilations: JAX reports one for a program read from the
+compilation cache too, which is not counted) and the rest: running the compiled code and
 Python's own dispatch. The files that cost the most are listed with how many times they compiled: a file
 that compiles once per case builds a new program for every case (a `jax.jit` made inside the function, with
 the case's scalars baked in), which no cache shared between cases can save.
@@ -56,12 +57,22 @@ _spent: dict[str, float] = defaultdict(float)
 _differing: list[str] = []  # the files whose outputs are not bitwise the stored ones (--compare)
 
 
+CACHE_HIT = "/jax/compilation_cache/cache_hits"
+
+
 def _listen(event: str, seconds: float, **_: object) -> None:
     phase = EVENTS.get(event)
     if phase:
         _spent[phase] += seconds
         if phase == "compile":
             _spent["compiles"] += 1
+
+
+def _listen_hits(event: str, **_: object) -> None:
+    """A program read from the compilation cache (--cache) also reports a (short) backend compile: it is
+    not counted as a compilation."""
+    if event == CACHE_HIT:
+        _spent["compiles"] -= 1
 
 
 def _load_harness(path: Path | None):
@@ -147,6 +158,7 @@ def main() -> int:
     parser.add_argument("--compare", action="store_true", help="outputs compared with the check's store")
     args = parser.parse_args()
     monitoring.register_event_duration_secs_listener(_listen)
+    monitoring.register_event_listener(_listen_hits)
     if args.cache:
         jax.config.update("jax_compilation_cache_dir", tempfile.mkdtemp(prefix="check-profile-cache-"))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
