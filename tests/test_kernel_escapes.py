@@ -6,7 +6,9 @@ machine allows it at all, which the control shows)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -65,10 +67,16 @@ def reports(tmp_path_factory) -> dict[str, dict[str, str]]:
     folder = tmp_path_factory.mktemp("escapes")
     course = Course(Path(shutil.copytree(ROOT / "tests" / "toy_course", folder / "course")))
     everything_off = frozenset({"socket-filter", "kernel-objects", "no-privileges", "process-namespace"})
-    return {
+    priority = os.getpriority(os.PRIO_PROCESS, 0)
+    found = {
         "protected": _report(course, folder, "protected", Settings()),
         "control": _report(course, folder, "control", Settings(landlock=False, unprotected=everything_off)),
     }
+    # Unprotected, the probe's "scheduling" way out renices its parent: this process. Every later test
+    # would run (and start its graders) at that nice value; root can take it back, others cannot.
+    with contextlib.suppress(PermissionError):
+        os.setpriority(os.PRIO_PROCESS, 0, priority)
+    return found
 
 
 def test_every_row_of_the_table_is_probed():
