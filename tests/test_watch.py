@@ -46,7 +46,7 @@ def test_watch_regrades_each_save_survives_broken_code_and_moves_on_after_a_pass
 
     stop = threading.Event()
     outcome: list[int] = []
-    changes = stub_changes(checkout, stop, debounce_ms=200)
+    changes = stub_changes(checkout, stop)
     thread = threading.Thread(
         target=lambda: outcome.append(
             watch_loop(problems, checkout, toy, grade, said.append, changes, passed)
@@ -62,10 +62,14 @@ def test_watch_regrades_each_save_survives_broken_code_and_moves_on_after_a_pass
         checkout.stub(toy).write_text(HANGS)
         problem, status, message = next_grade()
         assert (problem, status) == ("toy", Status.ERROR) and "timed out" in message
-        for version in range(5):  # a burst of saves, the last one right: graded once
+        saved_at = []
+        for version in range(5):  # a burst of saves 0.08 s apart, the last one right: graded once
             checkout.stub(toy).write_text(BROKEN if version < 4 else SOLVED_TOY)
-            time.sleep(0.02)
-        assert next_grade()[:2] == ("toy", Status.PASS)
+            saved_at.append(time.monotonic())
+            time.sleep(0.08)
+        gaps = [round(later - earlier, 3) for earlier, later in zip(saved_at, saved_at[1:], strict=False)]
+        problem, status, message = next_grade()
+        assert (problem, status) == ("toy", Status.PASS), f"{message} (seconds between saves: {gaps})"
         assert next_grade()[:2] == ("toy_max", Status.ERROR), "after a pass, the next unfinished problem"
         assert any("toy passed. Next: toy_max" in line for line in said)
         checkout.stub(toy_max).write_text(SOLVED_MAX)

@@ -15,13 +15,13 @@ from grader.course.checkout import LearnerCheckout
 from grader.course.problems import Problem
 from grader.results import ProblemResult
 
-DEBOUNCE_MS = 300  # saves closer together than this are one burst, graded once
+QUIET_MS = 300  # saves with less than this between them are one burst, graded once
+LONGEST_BURST_MS = 5000  # a burst that goes on longer is graded anyway, at this point
 
 
-def stub_changes(
-    checkout: LearnerCheckout, stop_event=None, debounce_ms: int = DEBOUNCE_MS
-) -> Iterable[set[Path]]:
-    """The stubs of `checkout` that changed, one set per burst of saves, until `stop_event` is set."""
+def stub_changes(checkout: LearnerCheckout, stop_event=None, quiet_ms: int = QUIET_MS) -> Iterable[set[Path]]:
+    """The stubs of `checkout` that changed, one set per burst of saves, until `stop_event` is set. A burst
+    ends when no stub has changed for `quiet_ms` (watchfiles' `step`; its `debounce` is the longest burst)."""
     import watchfiles
 
     def is_stub(_change, path: str) -> bool:
@@ -30,7 +30,8 @@ def stub_changes(
     for batch in watchfiles.watch(
         checkout.root / "problems",
         watch_filter=is_stub,
-        debounce=debounce_ms,
+        step=quiet_ms,
+        debounce=max(LONGEST_BURST_MS, quiet_ms),
         stop_event=stop_event,
         raise_interrupt=False,
     ):
