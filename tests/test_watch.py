@@ -4,6 +4,7 @@ temporary checkout, real file events (watchfiles), real grading."""
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import time
@@ -67,7 +68,7 @@ def test_watch_regrades_each_save_survives_broken_code_and_moves_on_after_a_pass
             checkout.stub(toy).write_text(BROKEN if version < 4 else SOLVED_TOY)
             saved_at.append(time.monotonic())
             time.sleep(0.08)
-        gaps = [round(later - earlier, 3) for earlier, later in zip(saved_at, saved_at[1:], strict=False)]
+        gaps = [round(later - earlier, 3) for earlier, later in itertools.pairwise(saved_at)]
         problem, status, message = next_grade()
         assert (problem, status) == ("toy", Status.PASS), f"{message} (seconds between saves: {gaps})"
         assert next_grade()[:2] == ("toy_max", Status.ERROR), "after a pass, the next unfinished problem"
