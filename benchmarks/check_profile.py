@@ -22,12 +22,17 @@ Two switches give this process the configuration of the check's children (docs/s
 - `--compare`: every output compared bit for bit with what the check stored for that file and case (the
   output store under the cache folder, filled by `grade check` on this platform); the files that differ
   are listed. A change of JAX's configuration may be taken only where nothing differs.
+- `--as-of REV` (with `--compare`): each file's output compared with what the check stored for the file as
+  it is in the git revision REV, so that a course file rewritten to compile less (its scalars passed to its
+  jitted step, say) is shown to compute bit for bit what it computed before.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +41,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from grader.settings import HOISTED_CONSTANTS_ENV  # noqa: E402
+
+if "--hoist" in sys.argv:  # read when JAX is imported, as in a child (jax.config.update does not do the same)
+    os.environ.update(HOISTED_CONSTANTS_ENV)
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
@@ -108,7 +118,19 @@ def _same_as_stored(store, digest: str, case, output: np.ndarray | None) -> bool
     return bool(np.array_equal(output.reshape(stored.shape), stored, equal_nan=True))
 
 
-def profile_problem(course: Course, problem, secrets: list[str], store=None) -> tuple[dict, list[tuple]]:
+def _text_as_of(path: Path, revision: str | None) -> bytes:
+    """The file's bytes in the git revision (as it is now where no revision is given, or the file is new)."""
+    if revision is None:
+        return path.read_bytes()
+    shown = subprocess.run(
+        ["git", "show", f"{revision}:{path.relative_to(ROOT).as_posix()}"], cwd=ROOT, capture_output=True
+    )
+    return shown.stdout if shown.returncode == 0 else path.read_bytes()
+
+
+def profile_problem(
+    course: Course, problem, secrets: list[str], store=None, as_of: str | None = None
+) -> tuple[dict, list[tuple]]:
     """Runs every file of the problem's check on its cases; returns the phase totals and per-file rows
     (with a `store`, also how many outputs are bitwise the stored ones, differ, or are not stored)."""
     cases = hidden_cases(problem, [None, *secrets])
@@ -125,7 +147,7 @@ def profile_problem(course: Course, problem, secrets: list[str], store=None) -> 
         function = getattr(module, problem.function)
         before = dict(_spent)
         compared = []
-        digest = file_digest(path.read_bytes(), problem) if store is not None else ""
+        digest = file_digest(_text_as_of(path, as_of), problem) if store is not None else ""
         for case in cases:
             output = _call(function, harness, case.inputs)
             if store is not None:
@@ -156,6 +178,7 @@ def main() -> int:
     parser.add_argument("--cache", action="store_true", help="a compilation cache on disk (fresh)")
     parser.add_argument("--hoist", action="store_true", help="captured constants hoisted into arguments")
     parser.add_argument("--compare", action="store_true", help="outputs compared with the check's store")
+    parser.add_argument("--as-of", metavar="REV", help="--compare with the files as they are in REV (git)")
     args = parser.parse_args()
     monitoring.register_event_duration_secs_listener(_listen)
     monitoring.register_event_listener(_listen_hits)
@@ -163,9 +186,6 @@ def main() -> int:
         jax.config.update("jax_compilation_cache_dir", tempfile.mkdtemp(prefix="check-profile-cache-"))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    if args.hoist:
-        jax.config.update("jax_use_simplified_jaxpr_constants", True)
-        jax.config.update("jax_embedded_constants_max_bytes", 0)
     store = output_cache.practice_store(Settings.from_environment()) if args.compare else None
     course = Course(ROOT)
     problems = [course.problem(i) for i in args.ids] if args.ids else course.problems()
@@ -176,7 +196,7 @@ def main() -> int:
     print(head + f" {'lower':>6} {'trace':>6} {'rest':>7}  costliest files (seconds, compilations)")
     grand: dict[str, float] = defaultdict(float)
     for problem in problems:
-        totals, rows = profile_problem(course, problem, secrets, store)
+        totals, rows = profile_problem(course, problem, secrets, store, args.as_of)
         for key, value in totals.items():
             grand[key] += value
         rest = totals["wall"] - totals["compile"] - totals["lower"] - totals["trace"]

@@ -17,7 +17,7 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     labels = jnp.asarray(labels)
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(params):
+    def scaled_loss(params, scale):
         hidden = jax.nn.relu(x16 @ params["w1"].astype(jnp.float16) + params["b1"])
         logits = hidden @ params["w2"].astype(jnp.float16) + params["b2"]
         logits = logits.astype(jnp.float32)
@@ -25,13 +25,13 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
         return loss * scale, loss
 
     @jax.jit
-    def step(params):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(params)
+    def step(params, lr, scale):
+        grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale)
         params = jax.tree.map(lambda p, g: p - lr * (g / scale), params, grads)
         return params, loss
 
     losses = []
     for _ in range(num_steps):
-        master, loss = step(master)
+        master, loss = step(master, lr, scale)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)

@@ -14,7 +14,7 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     labels = jnp.asarray(labels)
     S = jnp.float32(loss_scale)
 
-    def scaled_loss(w1, w2):
+    def scaled_loss(w1, w2, S):
         hidden = jax.nn.relu(x16 @ w1.astype(jnp.float16) + b1_16)
         z = (hidden @ w2.astype(jnp.float16) + b2_16).astype(jnp.float32)
         m = jax.lax.stop_gradient(jnp.max(z, axis=1))
@@ -25,7 +25,7 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     grad_fn = jax.jit(jax.grad(scaled_loss, argnums=(0, 1), has_aux=True))
     losses = []
     for _ in range(num_steps):
-        (g1, g2), loss = grad_fn(w1, w2)
+        (g1, g2), loss = grad_fn(w1, w2, S)
         w1 = w1 - lr * (g1 / S)
         w2 = w2 - lr * (g2 / S)
         losses.append(loss)

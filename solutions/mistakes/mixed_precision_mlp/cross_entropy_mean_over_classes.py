@@ -1,6 +1,5 @@
 """Mistake: I write the cross-entropy as -jnp.mean(one_hot * log_softmax(logits)), which averages over the 10 classes as well as over the batch."""
 
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -18,16 +17,20 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     onehot = jax.nn.one_hot(jnp.asarray(labels), 10, dtype=jnp.float32)
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(params):
+    def scaled_loss(params, scale):
         w1_16, b1_16, w2_16, b2_16 = (p.astype(jnp.float16) for p in params)
         hidden = jax.nn.relu(x16 @ w1_16 + b1_16)
         z = (hidden @ w2_16 + b2_16).astype(jnp.float32)
         loss = -jnp.mean(onehot * jax.nn.log_softmax(z))
         return loss * scale, loss
 
-    def step(params, _):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(params)
-        return tuple(p - lr * (g / scale) for p, g in zip(params, grads)), loss
+    @jax.jit
+    def run(params, lr, scale):
+        def step(params, _):
+            grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale)
+            return tuple(p - lr * (g / scale) for p, g in zip(params, grads)), loss
 
-    _, losses = jax.jit(functools.partial(jax.lax.scan, step, length=num_steps))(master, None)
+        return jax.lax.scan(step, params, None, length=num_steps)
+
+    _, losses = run(master, lr, scale)
     return losses.astype(jnp.float32)

@@ -16,10 +16,9 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     x16 = jnp.asarray(pixels).astype(jnp.float16)
     labels = jnp.asarray(labels)
     scale = jnp.float32(loss_scale)
-    opt = optax.sgd(lr)
-    opt_state = opt.init(master)
+    opt_state = optax.sgd(lr).init(master)
 
-    def scaled_loss(params):
+    def scaled_loss(params, scale):
         p16 = jax.tree.map(lambda p: p.astype(jnp.float16), params)
         hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
         logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
@@ -27,13 +26,13 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
         return loss * scale, loss
 
     @jax.jit
-    def step(params, opt_state):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(params)
-        updates, opt_state = opt.update(grads, opt_state, params)
+    def step(params, opt_state, lr, scale):
+        grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale)
+        updates, opt_state = optax.sgd(lr).update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
     losses = []
     for _ in range(num_steps):
-        master, opt_state, loss = step(master, opt_state)
+        master, opt_state, loss = step(master, opt_state, lr, scale)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)

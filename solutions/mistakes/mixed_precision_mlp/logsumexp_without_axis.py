@@ -16,7 +16,7 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     labels = jnp.asarray(labels)
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(params):
+    def scaled_loss(params, scale):
         w1_16, b1_16, w2_16, b2_16 = (p.astype(jnp.float16) for p in params)
         hidden = jax.nn.relu(x16 @ w1_16 + b1_16)
         z = (hidden @ w2_16 + b2_16).astype(jnp.float32)
@@ -25,11 +25,11 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
         return loss * scale, loss
 
     @jax.jit
-    def run(params):
+    def run(params, lr, scale):
         def step(params, _):
-            grads, loss = jax.grad(scaled_loss, has_aux=True)(params)
+            grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale)
             return tuple(p - lr * (g / scale) for p, g in zip(params, grads)), loss
 
         return jax.lax.scan(step, params, None, length=num_steps)[1]
 
-    return run(master).astype(jnp.float32)
+    return run(master, lr, scale).astype(jnp.float32)

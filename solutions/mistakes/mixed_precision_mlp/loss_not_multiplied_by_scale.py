@@ -24,13 +24,13 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
         return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
 
     @jax.jit
-    def step(params):
+    def step(params, lr, scale):
         loss, grads = jax.value_and_grad(loss_fn)(params)
         grads = jax.tree.map(lambda g: g / scale, grads)
         return jax.tree.map(lambda p, g: p - lr * g, params, grads), loss
 
     losses = []
     for _ in range(num_steps):
-        master, loss = step(master)
+        master, loss = step(master, lr, scale)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)

@@ -17,11 +17,11 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
         z = (hidden @ w2_16 + b2_16).astype(jnp.float32)
         return jnp.mean(jax.nn.logsumexp(z, axis=1) - z[jnp.arange(z.shape[0]), labels])
 
-    grad_fn = jax.jit(jax.grad(lambda p: loss_fn(p) * S))
+    grad_fn = jax.jit(jax.grad(lambda p, S: loss_fn(p) * S))
     eval_fn = jax.jit(loss_fn)
     losses = []
     for _ in range(num_steps):
-        grads = grad_fn(params)
+        grads = grad_fn(params, S)
         params = [p - lr * (g / S) for p, g in zip(params, grads)]
         losses.append(eval_fn(params))
     return jnp.asarray(losses, jnp.float32)

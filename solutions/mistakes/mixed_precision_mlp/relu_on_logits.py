@@ -27,23 +27,22 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     x16 = jnp.asarray(pixels, jnp.float16)
     labels = jnp.asarray(labels)
     scale = jnp.float32(loss_scale)
-    tx = optax.sgd(lr)
-    opt_state = tx.init(params)
+    opt_state = optax.sgd(lr).init(params)
 
-    def scaled_loss(p):
+    def scaled_loss(p, scale):
         logits = model.apply(p, x16).astype(jnp.float32)
         loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
         return loss * scale, loss
 
     @jax.jit
-    def train_step(p, s):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(p)
+    def train_step(p, s, lr, scale):
+        grads, loss = jax.grad(scaled_loss, has_aux=True)(p, scale)
         grads = jax.tree.map(lambda g: g / scale, grads)
-        updates, s = tx.update(grads, s, p)
+        updates, s = optax.sgd(lr).update(grads, s, p)
         return optax.apply_updates(p, updates), s, loss
 
     losses = []
     for _ in range(num_steps):
-        params, opt_state, loss = train_step(params, opt_state)
+        params, opt_state, loss = train_step(params, opt_state, lr, scale)
         losses.append(loss)
     return jnp.asarray(losses, dtype=jnp.float32)

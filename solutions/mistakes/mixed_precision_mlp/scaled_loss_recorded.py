@@ -11,7 +11,7 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     labels = jnp.asarray(labels)
     S = jnp.float32(loss_scale)
 
-    def scaled_loss(params):
+    def scaled_loss(params, S):
         w1_16, b1_16, w2_16, b2_16 = [p.astype(jnp.float16) for p in params]
         hidden = jax.nn.relu(x16 @ w1_16 + b1_16)
         z = (hidden @ w2_16 + b2_16).astype(jnp.float32)
@@ -21,7 +21,7 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     value_and_grad = jax.jit(jax.value_and_grad(scaled_loss))
     losses = []
     for _ in range(num_steps):
-        value, grads = value_and_grad(params)
+        value, grads = value_and_grad(params, S)
         params = [p - lr * (g / S) for p, g in zip(params, grads)]
         losses.append(value)
     return jnp.asarray(losses, jnp.float32)

@@ -17,7 +17,7 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     labels = jnp.asarray(labels)
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(params):
+    def scaled_loss(params, scale):
         p16 = jax.tree.map(lambda p: p.astype(jnp.float16), params)
         hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
         logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
@@ -25,12 +25,12 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
         return loss * scale, loss
 
     @jax.jit
-    def step(params):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(params)
+    def step(params, lr, scale):
+        grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale)
         return jax.tree.map(lambda p, g: p - lr * (g / scale), params, grads), loss
 
     losses = []
     for _ in range(num_steps):
-        master, loss = step(master)
+        master, loss = step(master, lr, scale)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)

@@ -29,25 +29,24 @@ def train_mlp(
     labels = jnp.asarray(labels, jnp.int32)
     params = {"w1": w1, "b1": b1, "w2": w2, "b2": b2}
     params16 = jax.tree.map(lambda p: jnp.asarray(p, jnp.float32).astype(jnp.float16), params)
-    tx = optax.sgd(lr)
-    opt_state = tx.init(params16)
+    opt_state = optax.sgd(lr).init(params16)
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(p16):
+    def scaled_loss(p16, scale):
         hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
         logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
         loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
         return loss * scale, loss
 
     @jax.jit
-    def step(params16, opt_state):
-        grads16, loss = jax.grad(scaled_loss, has_aux=True)(params16)
+    def step(params16, opt_state, lr, scale):
+        grads16, loss = jax.grad(scaled_loss, has_aux=True)(params16, scale)
         grads = jax.tree.map(lambda g: g.astype(jnp.float32) / scale, grads16)
-        updates, opt_state = tx.update(grads, opt_state, params16)
+        updates, opt_state = optax.sgd(lr).update(grads, opt_state, params16)
         return optax.apply_updates(params16, updates), opt_state, loss
 
     losses = []
     for _ in range(num_steps):
-        params16, opt_state, loss = step(params16, opt_state)
+        params16, opt_state, loss = step(params16, opt_state, lr, scale)
         losses.append(loss)
     return jnp.stack(losses)

@@ -29,7 +29,7 @@ def train_mlp(
     params = {k: jnp.asarray(v, jnp.float32) for k, v in {"w1": w1, "b1": b1, "w2": w2, "b2": b2}.items()}
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(params):
+    def scaled_loss(params, scale):
         p16 = jax.tree.map(lambda a: a.astype(jnp.float16), params)
         hidden = jax.nn.relu(x @ p16["w1"] + p16["b1"])
         logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
@@ -37,12 +37,12 @@ def train_mlp(
         return loss * scale, loss
 
     @jax.jit
-    def step(params):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(params)
+    def step(params, lr, scale):
+        grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale)
         return jax.tree.map(lambda p, g: p - lr * (g / scale), params, grads), loss
 
     losses = []
     for _ in range(num_steps):
-        params, loss = step(params)
+        params, loss = step(params, lr, scale)
         losses.append(loss)
     return jnp.stack(losses)

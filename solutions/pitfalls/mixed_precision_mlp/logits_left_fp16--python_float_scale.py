@@ -31,7 +31,7 @@ def train_mlp(
     labels = jnp.asarray(labels, jnp.int32)
     params = {k: jnp.asarray(v, jnp.float32) for k, v in {"w1": w1, "b1": b1, "w2": w2, "b2": b2}.items()}
 
-    def scaled_loss(params):
+    def scaled_loss(params, loss_scale):
         p16 = jax.tree.map(lambda a: a.astype(jnp.float16), params)
         hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
         logits16 = hidden @ p16["w2"] + p16["b2"]
@@ -39,12 +39,12 @@ def train_mlp(
         return loss * loss_scale, loss
 
     @jax.jit
-    def step(params):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(params)
+    def step(params, lr, loss_scale):
+        grads, loss = jax.grad(scaled_loss, has_aux=True)(params, loss_scale)
         return jax.tree.map(lambda p, g: p - lr * (g / loss_scale), params, grads), loss
 
     losses = []
     for _ in range(num_steps):
-        params, loss = step(params)
+        params, loss = step(params, lr, loss_scale)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)

@@ -32,11 +32,10 @@ def train_mlp(
     params16 = {"w1": w1, "b1": b1, "w2": w2, "b2": b2}
     params16 = jax.tree.map(lambda p: jnp.asarray(p, jnp.float32).astype(jnp.float16), params16)
     master = jax.tree.map(lambda p: p.astype(jnp.float32), params16)
-    tx = optax.sgd(lr)
-    opt_state = tx.init(master)
+    opt_state = optax.sgd(lr).init(master)
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(master):
+    def scaled_loss(master, scale):
         p16 = jax.tree.map(lambda p: p.astype(jnp.float16), master)
         hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
         logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
@@ -44,14 +43,14 @@ def train_mlp(
         return loss * scale, loss
 
     @jax.jit
-    def step(master, opt_state):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(master)
+    def step(master, opt_state, lr, scale):
+        grads, loss = jax.grad(scaled_loss, has_aux=True)(master, scale)
         grads = jax.tree.map(lambda g: g / scale, grads)
-        updates, opt_state = tx.update(grads, opt_state, master)
+        updates, opt_state = optax.sgd(lr).update(grads, opt_state, master)
         return optax.apply_updates(master, updates), opt_state, loss
 
     losses = []
     for _ in range(int(num_steps)):
-        master, opt_state, loss = step(master, opt_state)
+        master, opt_state, loss = step(master, opt_state, lr, scale)
         losses.append(loss)
     return jnp.stack(losses)

@@ -29,8 +29,7 @@ def train_mlp(
     labels = jnp.asarray(labels)
     params = {"w1": w1, "b1": b1, "w2": w2, "b2": b2}
     params = jax.tree.map(lambda p: jnp.asarray(p).astype(jnp.float16), params)
-    tx = optax.sgd(lr)
-    opt_state = tx.init(params)
+    opt_state = optax.sgd(lr).init(params)
 
     def loss_fn(params):
         hidden = jax.nn.relu(x @ params["w1"] + params["b1"])
@@ -38,13 +37,13 @@ def train_mlp(
         return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
 
     @jax.jit
-    def step(params, opt_state):
+    def step(params, opt_state, lr):
         loss, grads = jax.value_and_grad(loss_fn)(params)
-        updates, opt_state = tx.update(grads, opt_state, params)
+        updates, opt_state = optax.sgd(lr).update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
     losses = []
     for _ in range(num_steps):
-        params, opt_state, loss = step(params, opt_state)
+        params, opt_state, loss = step(params, opt_state, lr)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)
