@@ -50,23 +50,24 @@ def train_conv_bn(
     rm, rv = jnp.asarray(running_mean, F32), jnp.asarray(running_var, F32)
     scale16 = jnp.asarray(loss_scale, F16)
 
-    def scaled_loss(p16, x16, y):
+    def scaled_loss(p16, x16, y, loss_scale):
         per_image, mean, var = forward(p16, x16, y, epsilon)
         loss = per_image.mean()
         return loss * loss_scale, (loss, mean, var)
 
     @jax.jit
-    def step(masters, rm, rv, x16, y):
+    def step(masters, rm, rv, x16, y, lr, loss_scale, scale16, momentum, one_minus_momentum):
         p16 = {k: v.astype(F16) for k, v in masters.items()}
-        g16, (loss, mean, var) = jax.grad(scaled_loss, has_aux=True)(p16, x16, y)
+        g16, (loss, mean, var) = jax.grad(scaled_loss, has_aux=True)(p16, x16, y, loss_scale)
         masters = {k: masters[k] - lr * (g16[k] / scale16).astype(F32) for k in masters}
-        rm = momentum * rm + (1 - momentum) * mean
-        rv = momentum * rv + (1 - momentum) * var
+        rm = momentum * rm + one_minus_momentum * mean
+        rv = momentum * rv + one_minus_momentum * var
         return masters, rm, rv, loss
 
     losses = []
     for k in range(images.shape[0]):
-        masters, rm, rv, loss = step(masters, rm, rv, jnp.asarray(images[k], F16), jnp.asarray(labels[k]))
+        x16, y = jnp.asarray(images[k], F16), jnp.asarray(labels[k])
+        masters, rm, rv, loss = step(masters, rm, rv, x16, y, lr, loss_scale, scale16, momentum, 1 - momentum)
         losses.append(loss)
     p16 = {k: v.astype(F16) for k, v in masters.items()}
     eval_x16 = jnp.asarray(eval_images, F16)

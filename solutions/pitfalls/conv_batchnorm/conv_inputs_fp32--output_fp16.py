@@ -55,20 +55,22 @@ def train_conv_bn(
             var,
         )
 
-    def loss_fn(p, x, y):
+    def loss_fn(p, x, y, S):
         logits, mean, var = forward(p, x)
         loss = optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
         return loss * S, (loss, mean, var)
 
     @jax.jit
-    def step(p, rm, rv, x, y):
-        (_, (loss, mean, var)), g = jax.value_and_grad(loss_fn, has_aux=True)(p, x, y)
+    def step(p, rm, rv, x, y, lr, momentum, S):
+        (_, (loss, mean, var)), g = jax.value_and_grad(loss_fn, has_aux=True)(p, x, y, S)
         p = jax.tree_util.tree_map(lambda a, b: a - lr * (b / S), p, g)
         return p, momentum * rm + (1 - momentum) * mean, momentum * rv + (1 - momentum) * var, loss
 
     losses = []
     for k in range(images.shape[0]):
-        params, rm, rv, loss = step(params, rm, rv, jnp.asarray(images[k], jnp.float32), labels[k])
+        params, rm, rv, loss = step(
+            params, rm, rv, jnp.asarray(images[k], jnp.float32), labels[k], lr, momentum, S
+        )
         losses.append(loss)
     logits, _, _ = forward(params, jnp.asarray(eval_images, jnp.float32), (rm, rv))
     ev = optax.softmax_cross_entropy_with_integer_labels(logits, eval_labels)

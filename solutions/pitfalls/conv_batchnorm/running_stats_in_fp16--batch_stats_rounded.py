@@ -55,7 +55,7 @@ def train_conv_bn(
             var,
         )
 
-    def loss_fn(t, x, y):
+    def loss_fn(t, x, y, S):
         logits, mean, var = logits_fn(t, x)
         loss = optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
         return loss * S, (loss, mean.astype(jnp.float16), var.astype(jnp.float16))
@@ -63,7 +63,7 @@ def train_conv_bn(
     vg = jax.jit(jax.value_and_grad(loss_fn, has_aux=True))
     losses = []
     for x, y in zip(images, labels, strict=False):
-        (_, (loss, m16, v16)), g = vg(theta, x, y)
+        (_, (loss, m16, v16)), g = vg(theta, x, y, S)
         theta = {n: theta[n] - lr * (g[n] / S) for n in theta}
         rm = momentum * rm + (1 - momentum) * m16.astype(jnp.float32)
         rv = momentum * rv + (1 - momentum) * v16.astype(jnp.float32)

@@ -50,7 +50,7 @@ def train_conv_bn(
         pooled = jax.nn.relu(y16).mean(axis=(1, 2))
         return (pooled @ p["w"].astype(jnp.float16) + p["b"].astype(jnp.float16)).astype(jnp.float32)
 
-    def loss_fn(p, rm, rv, x, y):
+    def loss_fn(p, rm, rv, x, y, momentum, S):
         z = conv(p, x)
         mean = z.mean(axis=(0, 1, 2))
         var = jnp.square(z - mean).mean(axis=(0, 1, 2))
@@ -60,13 +60,13 @@ def train_conv_bn(
         return loss * S, (loss, new_rm, new_rv)
 
     @jax.jit
-    def step(p, rm, rv, x, y):
-        (_, (loss, rm, rv)), g = jax.value_and_grad(loss_fn, has_aux=True)(p, rm, rv, x, y)
+    def step(p, rm, rv, x, y, lr, momentum, S):
+        (_, (loss, rm, rv)), g = jax.value_and_grad(loss_fn, has_aux=True)(p, rm, rv, x, y, momentum, S)
         return jax.tree_util.tree_map(lambda a, b: a - lr * (b / S), p, g), rm, rv, loss
 
     losses = []
     for k in range(images.shape[0]):
-        p, rm, rv, loss = step(p, rm, rv, images[k], labels[k])
+        p, rm, rv, loss = step(p, rm, rv, images[k], labels[k], lr, momentum, S)
         losses.append(loss)
     ev = optax.softmax_cross_entropy_with_integer_labels(
         head(p, conv(p, jnp.asarray(eval_images)), rm, rv), eval_labels

@@ -54,27 +54,35 @@ def train_conv_bn(
         "Dense_0": {"kernel": jnp.asarray(dense_w), "bias": jnp.asarray(dense_b)},
     }
     batch_stats = {"BatchNorm_0": {"mean": jnp.asarray(running_mean), "var": jnp.asarray(running_var)}}
-    tx = optax.sgd(lr)
-    opt_state = tx.init(params)
+    opt_state = optax.sgd(lr).init(params)
 
-    def loss_fn(params, batch_stats, x, y):
-        logits, updates = model.apply(
+    def loss_fn(params, batch_stats, x, y, momentum, loss_scale):
+        logits, updates = ConvBN(momentum=momentum, epsilon=epsilon).apply(
             {"params": params, "batch_stats": batch_stats}, x, train=True, mutable=["batch_stats"]
         )
         loss = optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y).mean()
         return loss * loss_scale, (loss, updates["batch_stats"])
 
     @jax.jit
-    def train_step(params, opt_state, batch_stats, x, y):
-        grads, (loss, batch_stats) = jax.grad(loss_fn, has_aux=True)(params, batch_stats, x, y)
+    def train_step(params, opt_state, batch_stats, x, y, lr, momentum, loss_scale):
+        grads, (loss, batch_stats) = jax.grad(loss_fn, has_aux=True)(
+            params, batch_stats, x, y, momentum, loss_scale
+        )
         grads = jax.tree.map(lambda g: g / loss_scale, grads)
-        updates, opt_state = tx.update(grads, opt_state, params)
+        updates, opt_state = optax.sgd(lr).update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, batch_stats, loss
 
     losses = []
     for k in range(images.shape[0]):
         params, opt_state, batch_stats, loss = train_step(
-            params, opt_state, batch_stats, jnp.asarray(images[k]).astype(jnp.float16), jnp.asarray(labels[k])
+            params,
+            opt_state,
+            batch_stats,
+            jnp.asarray(images[k]).astype(jnp.float16),
+            jnp.asarray(labels[k]),
+            lr,
+            momentum,
+            loss_scale,
         )
         losses.append(loss)
     logits = model.apply(

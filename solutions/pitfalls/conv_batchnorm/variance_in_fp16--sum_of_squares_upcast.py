@@ -47,20 +47,28 @@ def train_conv_bn(
         pooled = jax.nn.relu(y16).mean(axis=(1, 2))
         return (pooled @ p[3].astype(jnp.float16) + p[4].astype(jnp.float16)).astype(jnp.float32), (mean, var)
 
-    def loss_fn(p, x, y):
+    def loss_fn(p, x, y, S):
         logits, st = net(p, x)
         loss = optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
         return loss * S, (loss, st)
 
-    def body(carry, xy):
+    def body(carry, xy, lr, momentum, S):
         p, rm, rv = carry
-        (_, (loss, (m, v))), g = jax.value_and_grad(loss_fn, has_aux=True)(p, *xy)
+        (_, (loss, (m, v))), g = jax.value_and_grad(loss_fn, has_aux=True)(p, *xy, S)
         p = tuple(a - lr * (b / S) for a, b in zip(p, g, strict=False))
         return (p, momentum * rm + (1 - momentum) * m, momentum * rv + (1 - momentum) * v), loss
 
+    @jax.jit
+    def run(carry, xs, lr, momentum, S):
+        return jax.lax.scan(lambda c, xy: body(c, xy, lr, momentum, S), carry, xs)
+
     p0 = tuple(jnp.asarray(a, jnp.float32) for a in (kernel, gamma, beta, dense_w, dense_b))
-    (p, rm, rv), losses = jax.jit(lambda c, xs: jax.lax.scan(body, c, xs))(
-        (p0, jnp.float32(running_mean), jnp.float32(running_var)), (jnp.asarray(images), jnp.asarray(labels))
+    (p, rm, rv), losses = run(
+        (p0, jnp.float32(running_mean), jnp.float32(running_var)),
+        (jnp.asarray(images), jnp.asarray(labels)),
+        lr,
+        momentum,
+        S,
     )
     logits, _ = net(p, jnp.asarray(eval_images), (rm, rv))
     ev = optax.softmax_cross_entropy_with_integer_labels(logits, eval_labels)
