@@ -17,10 +17,10 @@ def mixed_precision_step(seed, x, y, lr, loss_scale):
         return 0.5 * jnp.mean(jnp.square(preds - y.astype(jnp.bfloat16)))
 
     @jax.jit
-    def step(p, x, y):
+    def step(p, x, y, lr, loss_scale):
         grads = jax.grad(lambda q: half_mse(q, x, y).astype(jnp.float32) * loss_scale)(p)
         grads = jax.tree_util.tree_map(lambda g: g.astype(jnp.float32) / loss_scale, grads)
         p = jax.tree_util.tree_map(lambda a, g: a - lr * g, p, grads)
         return half_mse(p, x, y).astype(jnp.float32)
 
-    return step(params, x, y).reshape(1)
+    return step(params, x, y, lr, loss_scale).reshape(1)

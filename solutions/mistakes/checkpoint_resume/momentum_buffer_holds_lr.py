@@ -33,7 +33,7 @@ def train_segment(x, y, w, lr, momentum, decay_every, init_scale, period, start_
         return loss * s, loss
 
     @jax.jit
-    def step(state, k):
+    def step(state, k, lr, momentum, decay_every, period):
         lr_k = lr * jnp.float32(0.5) ** (k // decay_every)
         s = state["scale"]
         (_, loss), grad = jax.value_and_grad(loss_fn, has_aux=True)(state["params"], s)
@@ -57,7 +57,7 @@ def train_segment(x, y, w, lr, momentum, decay_every, init_scale, period, start_
 
     losses, scales = [], []
     for k in range(start_step, stop_step):
-        state, loss, s = step(state, jnp.int32(k))
+        state, loss, s = step(state, jnp.int32(k), lr, momentum, decay_every, period)
         losses.append(loss)
         scales.append(s)
     state = dict(state, step=jnp.int32(stop_step))

@@ -35,7 +35,7 @@ def train_segment(x, y, w, lr, momentum, decay_every, init_scale, period, start_
         return loss * s, loss
 
     @jax.jit
-    def step(p, opt_state, s, c, lr_k):
+    def step(p, opt_state, s, c, lr_k, init_scale, period):
         grads, loss = jax.grad(loss_fn, has_aux=True)(p, s)
         g = jax.tree.map(lambda t: t / init_scale, grads)
         finite = jnp.all(jnp.isfinite(g["params"]["kernel"]))
@@ -60,7 +60,7 @@ def train_segment(x, y, w, lr, momentum, decay_every, init_scale, period, start_
     for k in range(start_step, stop_step):
         scales.append(s)
         lr_k = jnp.float32(lr * 0.5 ** (k // decay_every))
-        p, opt_state, s, c, loss = step(p, opt_state, s, c, lr_k)
+        p, opt_state, s, c, loss = step(p, opt_state, s, c, lr_k, init_scale, period)
         losses.append(loss)
     out = {
         "params": p["params"]["kernel"][:, 0],

@@ -17,11 +17,14 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
     w0 = jnp.asarray(w, jnp.float32)
     params = {"params": {"kernel": w0, "bias": jnp.asarray(b, jnp.float32)}}
     start = int(step)
-    tx = optax.sgd(lambda count: lr / jnp.sqrt(1.0 + (start + count) / decay_steps))
-    opt_state = tx.init(params)
+
+    def make_tx(lr, start):
+        return optax.sgd(lambda count: lr / jnp.sqrt(1.0 + (start + count) / decay_steps))
+
+    opt_state = make_tx(lr, start).init(params)
 
     @jax.jit
-    def train_step(params, opt_state):
+    def train_step(params, opt_state, lr, start, loss_scale):
         def f(prm):
             logits = model.apply(prm, x16).astype(jnp.float32)
             loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
@@ -29,12 +32,12 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
 
         g, loss = jax.grad(f, has_aux=True)(params)
         g = jax.tree.map(lambda t: t.astype(jnp.float32) / loss_scale, g)
-        updates, opt_state = tx.update(g, opt_state, params)
+        updates, opt_state = make_tx(lr, start).update(g, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
     losses = []
     for _ in range(num_steps):
-        params, opt_state, loss = train_step(params, opt_state)
+        params, opt_state, loss = train_step(params, opt_state, lr, start, loss_scale)
         losses.append(loss)
     moved = jnp.linalg.norm(params["params"]["kernel"] - w0)
     return jnp.concatenate([jnp.stack(losses), moved[None]]).astype(jnp.float32)

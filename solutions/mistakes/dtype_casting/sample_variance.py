@@ -13,7 +13,7 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
     state = {"w": jnp.asarray(w, jnp.float32), "b": jnp.asarray(b, jnp.float32), "step": jnp.int32(step)}
 
     @jax.jit
-    def train_step(state):
+    def train_step(state, lr, loss_scale):
         c = {
             k: (v.astype(jnp.float16) if jnp.issubdtype(v.dtype, jnp.floating) else v)
             for k, v in state.items()
@@ -32,7 +32,7 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
 
     losses = []
     for _ in range(num_steps):
-        state, loss = train_step(state)
+        state, loss = train_step(state, lr, loss_scale)
         losses.append(loss)
     moved = jnp.sqrt(jnp.sum((state["w"] - w) ** 2) + jnp.sum((state["b"] - b) ** 2))
     return jnp.concatenate([jnp.stack(losses), moved[None]]).astype(jnp.float32)

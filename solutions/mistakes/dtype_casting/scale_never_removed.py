@@ -7,7 +7,7 @@ import optax
 
 def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_steps):
     @jax.jit
-    def run(pixels, labels, w, b, step):
+    def run(pixels, labels, w, b, step, lr, loss_scale):
         p = pixels.astype(jnp.float32)
         d = p.shape[1]
         mu = p.sum(axis=1, keepdims=True) / d
@@ -41,4 +41,6 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
         jnp.asarray(w, jnp.float32),
         jnp.asarray(b, jnp.float32),
         jnp.asarray(step, jnp.int32),
+        lr,
+        loss_scale,
     )

@@ -13,7 +13,7 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
     labels = jnp.asarray(labels, jnp.int32)
     w_m, b_m, t = jnp.asarray(w, jnp.float32), jnp.asarray(b, jnp.float32), jnp.int32(step)
 
-    def scaled(w16, b16):
+    def scaled(w16, b16, loss_scale):
         z = (x16 @ w16 + b16).astype(jnp.float32)
         loss = optax.softmax_cross_entropy_with_integer_labels(z, labels).mean()
         return loss * loss_scale, loss
@@ -22,7 +22,7 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
     losses = []
     for _ in range(num_steps):
         lr_t = lr / jnp.sqrt(1.0 + t / decay_steps)
-        (gw, gb), loss = grad(w_m.astype(jnp.float16), b_m.astype(jnp.float16))
+        (gw, gb), loss = grad(w_m.astype(jnp.float16), b_m.astype(jnp.float16), loss_scale)
         w_m = w_m - lr_t * (gw.astype(jnp.float32) / loss_scale)
         b_m = b_m - lr_t * (gb.astype(jnp.float32) / loss_scale)
         t = t + 1

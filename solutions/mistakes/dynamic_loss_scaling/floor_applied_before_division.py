@@ -10,25 +10,28 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
     x16 = jnp.asarray(x).astype(jnp.float16)
     y = jnp.asarray(y, jnp.float32)
     w = jnp.asarray(w, jnp.float32)
-    tx = optax.apply_if_finite(optax.sgd(lr, momentum=momentum), max_consecutive_errors=num_steps)
-    state = tx.init(w)
+
+    def make_tx(lr, momentum):
+        return optax.apply_if_finite(optax.sgd(lr, momentum=momentum), max_consecutive_errors=num_steps)
+
+    state = make_tx(lr, momentum).init(w)
 
     @jax.jit
-    def step(w, state, s):
+    def step(w, state, s, lr, momentum):
         def f(w):
             pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
             loss = jnp.mean((pred - y) ** 2)
             return loss * s, loss
 
         grad, loss = jax.grad(f, has_aux=True)(w)
-        updates, state = tx.update(grad / s, state, w)
+        updates, state = make_tx(lr, momentum).update(grad / s, state, w)
         return optax.apply_updates(w, updates), state, loss
 
     scale, counter = float(init_scale), 0
     losses, scales = [], []
     for _ in range(num_steps):
         scales.append(scale)
-        w, state, loss = step(w, state, jnp.float32(scale))
+        w, state, loss = step(w, state, jnp.float32(scale), lr, momentum)
         losses.append(loss)
         if state.last_finite:
             counter += 1

@@ -14,20 +14,23 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
         loss = jnp.mean((pred - y) ** 2)
         return loss * s, loss
 
-    def step(carry, _):
-        w, m, s, c = carry
-        grad, loss = jax.grad(loss_fn, has_aux=True)(w, s)
-        g = grad / s
-        ok = jnp.all(jnp.isfinite(g)).astype(jnp.float32)
-        m_new = g + momentum * m
-        w_new = w - lr * m_new
-        w = ok * w_new + (1.0 - ok) * w
-        m = ok * m_new + (1.0 - ok) * m
-        c = c + 1
-        grow = (ok > 0) & (c == period)
-        s_next = jnp.where(ok > 0, jnp.where(grow, s * factor, s), jnp.maximum(min_scale, s / factor))
-        c = jnp.where((ok > 0) & ~grow, c, 0)
-        return (w, m, s_next.astype(jnp.float32), c), (loss, s)
+    def run(init, lr, momentum, period, factor, min_scale):
+        def step(carry, _):
+            w, m, s, c = carry
+            grad, loss = jax.grad(loss_fn, has_aux=True)(w, s)
+            g = grad / s
+            ok = jnp.all(jnp.isfinite(g)).astype(jnp.float32)
+            m_new = g + momentum * m
+            w_new = w - lr * m_new
+            w = ok * w_new + (1.0 - ok) * w
+            m = ok * m_new + (1.0 - ok) * m
+            c = c + 1
+            grow = (ok > 0) & (c == period)
+            s_next = jnp.where(ok > 0, jnp.where(grow, s * factor, s), jnp.maximum(min_scale, s / factor))
+            c = jnp.where((ok > 0) & ~grow, c, 0)
+            return (w, m, s_next.astype(jnp.float32), c), (loss, s)
+
+        return jax.lax.scan(step, init, None, length=num_steps)
 
     init = (
         jnp.asarray(w, jnp.float32),
@@ -35,5 +38,5 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
         jnp.float32(init_scale),
         jnp.int32(0),
     )
-    _, (losses, scales) = jax.jit(lambda c: jax.lax.scan(step, c, None, length=num_steps))(init)
+    _, (losses, scales) = jax.jit(run)(init, lr, momentum, period, factor, min_scale)
     return jnp.concatenate([losses, scales]).astype(jnp.float32)

@@ -1,4 +1,4 @@
-"""Mistake: my jitted gradient function divides the gradients by init_scale, captured when I built it, instead of by the current scale."""
+"""Mistake: my jitted gradient function divides the gradients by init_scale instead of by the current scale."""
 
 import jax
 import jax.numpy as jnp
@@ -14,21 +14,21 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
     opt_state = opt.init(w)
 
     @jax.jit
-    def unscaled_grads(w, scale):
+    def unscaled_grads(w, scale, init_scale):
         def f(w):
             pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
             loss = jnp.mean((pred - y) ** 2)
             return loss * scale, loss
 
         grad, loss = jax.grad(f, has_aux=True)(w)
-        return grad / jnp.float32(init_scale), loss
+        return grad / init_scale, loss
 
     scale = float(init_scale)
     counter = 0
     losses, scales = [], []
     for _ in range(num_steps):
         scales.append(scale)
-        g, loss = unscaled_grads(w, jnp.float32(scale))
+        g, loss = unscaled_grads(w, jnp.float32(scale), jnp.float32(init_scale))
         losses.append(loss)
         if jnp.all(jnp.isfinite(g)):
             updates, opt_state = opt.update(g, opt_state, w)

@@ -11,7 +11,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     m = jnp.zeros_like(w)
 
     @jax.jit
-    def micro(w, xb, yb):
+    def micro(w, xb, yb, S):
         def f(w):
             pred = (xb.astype(jnp.float16) @ w.astype(jnp.float16)).astype(jnp.float32)
             loss = jnp.mean((pred - yb) ** 2)
@@ -22,7 +22,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     acc = jnp.zeros_like(w)
     losses = []
     for i in range(x.shape[0]):
-        grad, loss = micro(w, x[i], y[i])
+        grad, loss = micro(w, x[i], y[i], S)
         losses.append(loss)
         acc = acc + grad
         if (i + 1) % accum_steps == 0:

@@ -11,7 +11,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     m = jnp.zeros_like(w)
     acc = jnp.zeros_like(w)
 
-    def scaled_loss(w, xb, yb):
+    def scaled_loss(w, xb, yb, S):
         pred = (xb.astype(jnp.float16) @ w.astype(jnp.float16)).astype(jnp.float32)
         loss = jnp.mean((pred - yb) ** 2)
         return loss * S, loss
@@ -19,7 +19,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
     losses = []
     for i in range(x.shape[0]):
-        (_, loss), grad = grad_fn(w, x[i], y[i])
+        (_, loss), grad = grad_fn(w, x[i], y[i], S)
         losses.append(loss)
         acc = acc + grad
         if (i + 1) % accum_steps == 0:

@@ -11,7 +11,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     params = jnp.asarray(w, jnp.float32)
     tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum))
 
-    def scaled_loss(p, xb, yb):
+    def scaled_loss(p, xb, yb, S):
         pred = (xb.astype(jnp.float16) @ p.astype(jnp.float16)).astype(jnp.float32)
         loss = jnp.mean((pred - yb) ** 2)
         return loss * S, loss
@@ -20,7 +20,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     acc, opt_state = jnp.zeros_like(params), tx.init(params)
     losses = []
     for i in range(x.shape[0]):
-        (_, loss), grad = grad_fn(params, x[i], y[i])
+        (_, loss), grad = grad_fn(params, x[i], y[i], S)
         losses.append(loss)
         acc = acc + grad
         if (i + 1) % accum_steps == 0:

@@ -12,7 +12,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum))
     opt_state = tx.init(params)
 
-    def scaled_loss(p, xb, yb):
+    def scaled_loss(p, xb, yb, S):
         pred = (xb.astype(jnp.float16) @ p.astype(jnp.float16)).astype(jnp.float32)
         return jnp.mean((pred - yb) ** 2) * S
 
@@ -21,7 +21,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     losses = []
     for i in range(x.shape[0]):
         losses.append(jnp.mean((jnp.asarray(x[i]) @ params - y[i]) ** 2))
-        acc = acc + grad_fn(params, x[i], y[i])
+        acc = acc + grad_fn(params, x[i], y[i], S)
         if (i + 1) % accum_steps == 0:
             updates, opt_state = tx.update(acc / (accum_steps * S), opt_state, params)
             params = optax.apply_updates(params, updates)

@@ -14,7 +14,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum))
     opt_state = tx.init(params)
 
-    def scaled_loss(p, xb, yb):
+    def scaled_loss(p, xb, yb, S):
         pred = (xb @ p.astype(jnp.float16)).astype(jnp.float32)
         loss = jnp.mean((pred - yb.astype(jnp.float32)) ** 2)
         return loss * S, loss
@@ -23,7 +23,7 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     acc = jnp.zeros_like(params)
     losses = []
     for i in range(x16.shape[0]):
-        (_, loss), grad = grad_fn(params, x16[i], y16[i])
+        (_, loss), grad = grad_fn(params, x16[i], y16[i], S)
         losses.append(loss)
         acc = acc + grad
         if (i + 1) % accum_steps == 0:

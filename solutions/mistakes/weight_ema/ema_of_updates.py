@@ -23,15 +23,22 @@ def train_with_weight_ema(x, y, w, x_eval, y_eval, lr, momentum, loss_scale, dec
     f32 = jnp.float32
     params = jnp.asarray(w, f32)
     scale = f32(loss_scale)
-    tx = optax.chain(optax.sgd(lr, momentum=momentum), optax.ema(decay))
-    state = tx.init(params)
-    update = jax.jit(tx.update)
+
+    def make_tx(lr, momentum, decay):
+        return optax.chain(optax.sgd(lr, momentum=momentum), optax.ema(decay))
+
+    state = make_tx(lr, momentum, decay).init(params)
+
+    @jax.jit
+    def update(grads, state, params, lr, momentum, decay):
+        return make_tx(lr, momentum, decay).update(grads, state, params)
+
     losses, evals = [], []
     for k in range(x.shape[0]):
         (_, loss), grads = _grad_fn(params, jnp.asarray(x[k], f32), jnp.asarray(y[k], f32), scale)
         grads = grads / scale
         if bool(jnp.all(jnp.isfinite(grads))):
-            updates, state = update(grads, state, params)
+            updates, state = update(grads, state, params, lr, momentum, decay)
             params = optax.apply_updates(params, updates)
         losses.append(loss)
         evals.append(jnp.mean((jnp.asarray(x_eval, f32) @ params - jnp.asarray(y_eval, f32)) ** 2))

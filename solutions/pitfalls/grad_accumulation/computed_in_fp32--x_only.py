@@ -29,7 +29,7 @@ def train_with_grad_accumulation(
     scale = jnp.float32(loss_scale)
     k = int(accum_steps)
 
-    def scaled_loss(p, xb, yb):
+    def scaled_loss(p, xb, yb, scale):
         pred = jnp.matmul(xb, p).astype(jnp.float32)  # float16 @ float32 is promoted to float32
         loss = jnp.mean(jnp.square(pred - yb))
         return scale * loss, loss
@@ -40,7 +40,7 @@ def train_with_grad_accumulation(
     total = jnp.zeros_like(params)
     losses = []
     for i in range(x16.shape[0]):
-        grad, loss = grad_fn(params, x16[i], y[i])
+        grad, loss = grad_fn(params, x16[i], y[i], scale)
         losses.append(loss)
         total = total + grad
         if (i + 1) % k == 0:

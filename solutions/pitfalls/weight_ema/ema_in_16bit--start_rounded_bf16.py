@@ -15,7 +15,7 @@ def train_with_weight_ema(x, y, w, x_eval, y_eval, lr, momentum, loss_scale, dec
     S = jnp.float32(loss_scale)
     ema = w.astype(jnp.bfloat16).astype(jnp.float32)
 
-    def loss_fn(w, xk, yk):
+    def loss_fn(w, xk, yk, S):
         pred16 = xk.astype(jnp.float16) @ w.astype(jnp.float16)
         loss = jnp.mean((pred16.astype(jnp.float32) - yk) ** 2)
         return loss * S, loss
@@ -23,7 +23,7 @@ def train_with_weight_ema(x, y, w, x_eval, y_eval, lr, momentum, loss_scale, dec
     grad_fn = jax.jit(jax.grad(loss_fn, has_aux=True))
     losses, evals = [], []
     for k in range(x.shape[0]):
-        grad, loss = grad_fn(w, jnp.asarray(x[k]), jnp.asarray(y[k]))
+        grad, loss = grad_fn(w, jnp.asarray(x[k]), jnp.asarray(y[k]), S)
         losses.append(loss)
         g = grad / S
         if bool(jnp.all(jnp.isfinite(g))):
