@@ -14,7 +14,7 @@ Python's own dispatch. The files that cost the most are listed with how many tim
 that compiles once per case builds a new program for every case (a `jax.jit` made inside the function, with
 the case's scalars baked in), which no cache shared between cases can save.
 
-Two switches give this process the configuration of the check's children (docs/speed.md):
+Two switches give this process the configuration of the check's children (docs/speed.md), two compare:
 
 - `--cache`: a compilation cache on disk (a fresh folder, every program kept), as the check's children have;
 - `--hoist`: JAX hoists every captured constant into an argument, as every child does
@@ -24,7 +24,8 @@ Two switches give this process the configuration of the check's children (docs/s
   are listed. A change of JAX's configuration may be taken only where nothing differs.
 - `--as-of REV` (with `--compare`): each file's output compared with what the check stored for the file as
   it is in the git revision REV, so that a course file rewritten to compile less (its scalars passed to its
-  jitted step, say) is shown to compute bit for bit what it computed before.
+  jitted step, say) is shown to compute bit for bit what it computed before. A file that REV does not
+  have counts as not stored; a REV that git does not know stops the run.
 """
 
 from __future__ import annotations
@@ -108,9 +109,9 @@ def _call(function, harness, inputs: dict) -> np.ndarray | None:
 
 
 def _same_as_stored(store, digest: str, case, output: np.ndarray | None) -> bool | None:
-    """Whether the output is bitwise what the store holds for the file (by its digest) on the case (None:
-    not stored)."""
-    stored = store.load(output_cache.entry_key(digest, case))
+    """Whether the output is bitwise what the store holds for the file (by its digest; "" for none) on the
+    case (None: not stored)."""
+    stored = store.load(output_cache.entry_key(digest, case)) if digest else None
     if stored is None:
         return None
     if output is None or output.size != stored.size:
@@ -118,14 +119,17 @@ def _same_as_stored(store, digest: str, case, output: np.ndarray | None) -> bool
     return bool(np.array_equal(output.reshape(stored.shape), stored, equal_nan=True))
 
 
-def _text_as_of(path: Path, revision: str | None) -> bytes:
-    """The file's bytes in the git revision (as it is now where no revision is given, or the file is new)."""
+def _git(*words: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *words], cwd=ROOT, capture_output=True)
+
+
+def _text_as_of(path: Path, revision: str | None) -> bytes | None:
+    """The file's bytes in the git revision (as it is now where no revision is given; None where the
+    revision does not have it, so that it is never compared with its own outputs)."""
     if revision is None:
         return path.read_bytes()
-    shown = subprocess.run(
-        ["git", "show", f"{revision}:{path.relative_to(ROOT).as_posix()}"], cwd=ROOT, capture_output=True
-    )
-    return shown.stdout if shown.returncode == 0 else path.read_bytes()
+    shown = _git("show", f"{revision}:{path.relative_to(ROOT).as_posix()}")
+    return shown.stdout if shown.returncode == 0 else None
 
 
 def profile_problem(
@@ -147,7 +151,8 @@ def profile_problem(
         function = getattr(module, problem.function)
         before = dict(_spent)
         compared = []
-        digest = file_digest(_text_as_of(path, as_of), problem) if store is not None else ""
+        text = _text_as_of(path, as_of) if store is not None else None
+        digest = file_digest(text, problem) if text is not None else ""
         for case in cases:
             output = _call(function, harness, case.inputs)
             if store is not None:
@@ -171,7 +176,8 @@ def profile_problem(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # no abbreviations: --hoist is read from sys.argv as written, before JAX is imported (above)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("ids", nargs="*", help="problem ids (default: all)")
     parser.add_argument("--secrets", type=int, default=len(DEFAULT_SECRETS), help="secrets (default 3)")
     parser.add_argument("--files", type=int, default=3, help="costliest files listed per problem")
@@ -180,6 +186,10 @@ def main() -> int:
     parser.add_argument("--compare", action="store_true", help="outputs compared with the check's store")
     parser.add_argument("--as-of", metavar="REV", help="--compare with the files as they are in REV (git)")
     args = parser.parse_args()
+    if args.as_of and not args.compare:
+        parser.error("--as-of compares: give --compare too")
+    if args.as_of and _git("rev-parse", "--verify", "--quiet", f"{args.as_of}^{{commit}}").returncode:
+        parser.error(f"--as-of {args.as_of}: git knows no such revision")
     monitoring.register_event_duration_secs_listener(_listen)
     monitoring.register_event_listener(_listen_hits)
     if args.cache:
