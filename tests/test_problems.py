@@ -69,19 +69,44 @@ def test_natural_mistake_fails_on_every_secret_and_is_never_named_wrongly(proble
     assert finding.verdict is Verdict.OK, finding.detail
 
 
-@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
-def test_the_grader_names_a_pitfall_file_graded_as_a_submission_the_same_in_both_modes(
-    problem, checks, settings
-):
-    """The check names pitfalls from the trusted outputs; the grader must name them the same way when the
-    file is graded as a learner's submission, in its own child, in practice and in hidden mode (on the
-    check's first secret, whose outputs the check has already computed in this process)."""
-    label = next(label for label in COURSE.pitfall_paths(problem) if problem.families_of(label))
-    path = COURSE.pitfall_paths(problem)[label]
-    names = {}
+def _named_pitfall_label(problem) -> str:
+    """The pitfall file graded as a submission: the first whose pitfall lists families."""
+    return next(label for label in COURSE.pitfall_paths(problem) if problem.families_of(label))
+
+
+@pytest.fixture(scope="module")
+def pitfalls_graded(request, checks, settings) -> dict:
+    """One pitfall file of each selected problem graded as one learner's submissions, in practice mode and in
+    hidden mode (the check's first secret, whose outputs the check has computed): one child per mode for
+    all of them, as `grade --all` grades a learner, instead of one per problem and mode."""
+    wanted = {
+        item.callspec.params["problem"].id
+        for item in request.session.items
+        if "pitfalls_graded" in getattr(item, "fixturenames", ())
+    }
+    items = [
+        (problem, COURSE.pitfall_paths(problem)[_named_pitfall_label(problem)])
+        for problem in PROBLEMS
+        if problem.id in wanted
+    ]
+    graded = {}
     for secret in (None, DEFAULT_SECRETS[0]):
         grader = Grader(COURSE, secret=secret, limits=Limits(timeout=300, settings=settings))
-        result = grader.grade_file(problem, path)
+        for (problem, _), result in zip(items, grader.grade_files(items), strict=True):
+            graded[(problem.id, secret)] = result
+    return graded
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_the_grader_names_a_pitfall_file_graded_as_a_submission_the_same_in_both_modes(
+    problem, pitfalls_graded
+):
+    """The check names pitfalls from the trusted outputs; the grader must name them the same way when the
+    file is graded as a learner's submission, in a learner's child, in practice and in hidden mode."""
+    label = _named_pitfall_label(problem)
+    names = {}
+    for secret in (None, DEFAULT_SECRETS[0]):
+        result = pitfalls_graded[(problem.id, secret)]
         assert result.status is not Status.PASS, f"{label} passed with secret {secret!r}"
         names[secret] = [
             m.name for m in ([result.pitfall] if result.pitfall else []) + list(result.also_matches)
