@@ -21,9 +21,10 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
         return loss * s, loss
 
     losses, scales = [], []
+    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(num_steps):
         scales.append(scale)
-        grad, loss = jax.grad(scaled_loss, has_aux=True)(w, jnp.float32(scale))
+        grad, loss = grad_fn(w, jnp.float32(scale))
         losses.append(loss)
         g = grad / jnp.float32(scale)
         if jnp.all(jnp.isfinite(g)):

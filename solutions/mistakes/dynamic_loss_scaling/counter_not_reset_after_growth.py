@@ -20,10 +20,11 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
         loss = jnp.mean((pred - y) ** 2)
         return loss * s, loss
 
+    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     losses, scales = [], []
     for _ in range(num_steps):
         scales.append(scale)
-        grad, loss = jax.grad(scaled_loss, has_aux=True)(w, jnp.float32(scale))
+        grad, loss = grad_fn(w, jnp.float32(scale))
         losses.append(loss)
         g = grad / jnp.float32(scale)
         if jnp.all(jnp.isfinite(g)):

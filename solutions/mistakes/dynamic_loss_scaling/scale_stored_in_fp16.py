@@ -21,9 +21,10 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
         return loss * s, loss
 
     losses, scales = [], []
+    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(num_steps):
         scales.append(scale)
-        grad, loss = jax.grad(scaled_loss, has_aux=True)(w, scale.astype(jnp.float32))
+        grad, loss = grad_fn(w, scale.astype(jnp.float32))
         losses.append(loss)
         g = grad / scale.astype(jnp.float32)
         if jnp.all(jnp.isfinite(g)):

@@ -19,7 +19,7 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
         pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
         return jnp.mean((pred - y) ** 2) * s
 
-    value_and_grad = jax.value_and_grad(scaled_loss)
+    value_and_grad = jax.jit(jax.value_and_grad(scaled_loss))
     losses, scales = [], []
     for _ in range(num_steps):
         scales.append(scale)

@@ -35,7 +35,7 @@ def train_with_loss_scaling(
         loss = jnp.mean(r16**2).astype(jnp.float32)
         return loss * scale, loss
 
-    grad_fn = jax.grad(scaled_loss, has_aux=True)
+    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     losses = []
     for _ in range(int(num_steps)):
         scaled_grad, loss = grad_fn(master)

@@ -19,8 +19,9 @@ def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
         return loss * S, loss
 
     losses = []
+    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(num_steps):
-        g, loss = jax.grad(scaled_loss, has_aux=True)(master)
+        g, loss = grad_fn(master)
         losses.append(loss)
         g = g.astype(jnp.float32) / S
         n = jnp.sqrt(jnp.sum(g**2))

@@ -24,8 +24,9 @@ def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
         return loss * scale, loss
 
     losses = []
+    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(int(num_steps)):
-        grad16, loss = jax.grad(scaled_loss, has_aux=True)(params)
+        grad16, loss = grad_fn(params)
         grad = grad16.astype(jnp.float32) / scale
         updates, opt_state = tx.update(grad, opt_state, params)
         params = optax.apply_updates(params, updates)

@@ -19,8 +19,9 @@ def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
         return loss * loss_scale, loss
 
     losses = []
+    value_and_grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
     for _ in range(int(num_steps)):
-        (_, loss), grad = jax.value_and_grad(scaled_loss, has_aux=True)(params)
+        (_, loss), grad = value_and_grad_fn(params)
         grad = grad / loss_scale
         norm = jnp.sqrt(jnp.sum(grad**2))
         grad = jnp.where(norm < max_norm, grad, grad * (max_norm / norm))

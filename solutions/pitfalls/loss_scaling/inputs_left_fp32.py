@@ -21,8 +21,9 @@ def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
         return loss * scale, loss
 
     losses = []
+    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(int(num_steps)):
-        grad, loss = jax.grad(scaled_loss, has_aux=True)(master)
+        grad, loss = grad_fn(master)
         grad = grad / scale
         norm = jnp.sqrt(jnp.sum(grad * grad))
         grad = jnp.where(norm < max_norm, grad, grad / norm * max_norm)

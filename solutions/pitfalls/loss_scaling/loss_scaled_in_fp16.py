@@ -20,8 +20,9 @@ def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
         return loss.astype(jnp.float16) * loss_scale, loss
 
     losses = []
+    value_and_grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
     for _ in range(int(num_steps)):
-        (_, loss), grad = jax.value_and_grad(scaled_loss, has_aux=True)(master)
+        (_, loss), grad = value_and_grad_fn(master)
         grad = grad.astype(jnp.float32) / jnp.float32(loss_scale)
         norm = jnp.sqrt(jnp.sum(grad * grad))
         grad = jnp.where(norm < max_norm, grad, grad / norm * max_norm)

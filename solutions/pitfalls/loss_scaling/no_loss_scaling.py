@@ -16,8 +16,9 @@ def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
         return jnp.mean((pred - y32) ** 2)
 
     losses = []
+    value_and_grad_fn = jax.jit(jax.value_and_grad(loss_fn))
     for _ in range(int(num_steps)):
-        loss, grad = jax.value_and_grad(loss_fn)(master)
+        loss, grad = value_and_grad_fn(master)
         norm = jnp.sqrt(jnp.sum(grad * grad))
         grad = jnp.where(norm < max_norm, grad, grad / norm * max_norm)
         master = master - lr * grad

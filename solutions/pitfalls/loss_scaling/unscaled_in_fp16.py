@@ -21,8 +21,9 @@ def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
         return loss * jnp.float32(loss_scale), loss
 
     losses = []
+    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(int(num_steps)):
-        grad16, loss = jax.grad(scaled_loss, has_aux=True)(master.astype(jnp.float16))
+        grad16, loss = grad_fn(master.astype(jnp.float16))
         grad = (grad16 / loss_scale).astype(jnp.float32)
         norm = jnp.sqrt(jnp.sum(grad * grad))
         grad = jnp.where(norm < max_norm, grad, grad / norm * max_norm)
