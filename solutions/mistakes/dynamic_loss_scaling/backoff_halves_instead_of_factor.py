@@ -6,6 +6,15 @@ import numpy as np
 import optax
 
 
+def scaled_loss(w, s, x16, y):
+    pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
+    loss = jnp.mean((pred - y) ** 2)
+    return loss * s, loss
+
+
+grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
+
+
 def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, factor, min_scale, num_steps):
     x16 = jnp.asarray(x).astype(jnp.float16)
     y = jnp.asarray(y, jnp.float32)
@@ -16,16 +25,10 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
     counter = 0
     backoff = 0.5
 
-    def scaled_loss(w, s):
-        pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
-        loss = jnp.mean((pred - y) ** 2)
-        return loss * s, loss
-
     losses, scales = [], []
-    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(num_steps):
         scales.append(scale)
-        grad, loss = grad_fn(w, jnp.float32(scale))
+        grad, loss = grad_fn(w, jnp.float32(scale), x16, y)
         losses.append(loss)
         g = grad / jnp.float32(scale)
         if jnp.all(jnp.isfinite(g)):

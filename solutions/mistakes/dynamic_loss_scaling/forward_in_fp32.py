@@ -6,6 +6,15 @@ import numpy as np
 import optax
 
 
+def scaled_loss(w, s, x, y):
+    pred = x @ w
+    loss = jnp.mean((pred - y) ** 2)
+    return loss * s, loss
+
+
+grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
+
+
 def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, factor, min_scale, num_steps):
     x = jnp.asarray(x, jnp.float32)
     y = jnp.asarray(y, jnp.float32)
@@ -15,16 +24,10 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
     scale = float(init_scale)
     counter = 0
 
-    def scaled_loss(w, s):
-        pred = x @ w
-        loss = jnp.mean((pred - y) ** 2)
-        return loss * s, loss
-
     losses, scales = [], []
-    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(num_steps):
         scales.append(scale)
-        grad, loss = grad_fn(w, jnp.float32(scale))
+        grad, loss = grad_fn(w, jnp.float32(scale), x, y)
         losses.append(loss)
         g = grad / jnp.float32(scale)
         if jnp.all(jnp.isfinite(g)):

@@ -6,6 +6,16 @@ import numpy as np
 import optax
 
 
+@jax.jit
+def grads(w, s, x16, y):
+    def f(w):
+        pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
+        loss = jnp.mean((pred - y) ** 2)
+        return loss * s, loss
+
+    return jax.grad(f, has_aux=True)(w)
+
+
 def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, factor, min_scale, num_steps):
     x16 = jnp.asarray(x).astype(jnp.float16)
     y = jnp.asarray(y, jnp.float32)
@@ -15,19 +25,10 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
     scale = float(init_scale)
     counter = 0
 
-    @jax.jit
-    def grads(w, s):
-        def f(w):
-            pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
-            loss = jnp.mean((pred - y) ** 2)
-            return loss * s, loss
-
-        return jax.grad(f, has_aux=True)(w)
-
     losses, scales = [], []
     for _ in range(num_steps):
         scales.append(scale)
-        grad, loss = grads(w, jnp.float32(scale))
+        grad, loss = grads(w, jnp.float32(scale), x16, y)
         losses.append(loss)
         g = grad / jnp.float32(scale)
         if jnp.all(jnp.isfinite(g)):

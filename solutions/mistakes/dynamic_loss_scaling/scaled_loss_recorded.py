@@ -6,6 +6,14 @@ import numpy as np
 import optax
 
 
+def scaled_loss(w, s, x16, y):
+    pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
+    return jnp.mean((pred - y) ** 2) * s
+
+
+value_and_grad = jax.jit(jax.value_and_grad(scaled_loss))
+
+
 def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, factor, min_scale, num_steps):
     x16 = jnp.asarray(x).astype(jnp.float16)
     y = jnp.asarray(y, jnp.float32)
@@ -15,15 +23,10 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
     scale = float(init_scale)
     counter = 0
 
-    def scaled_loss(w, s):
-        pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
-        return jnp.mean((pred - y) ** 2) * s
-
-    value_and_grad = jax.jit(jax.value_and_grad(scaled_loss))
     losses, scales = [], []
     for _ in range(num_steps):
         scales.append(scale)
-        loss, grad = value_and_grad(w, jnp.float32(scale))
+        loss, grad = value_and_grad(w, jnp.float32(scale), x16, y)
         losses.append(loss)
         g = grad / jnp.float32(scale)
         if jnp.all(jnp.isfinite(g)):

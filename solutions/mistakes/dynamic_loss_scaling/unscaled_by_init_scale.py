@@ -6,6 +6,17 @@ import numpy as np
 import optax
 
 
+@jax.jit
+def unscaled_grads(w, scale, init_scale, x16, y):
+    def f(w):
+        pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
+        loss = jnp.mean((pred - y) ** 2)
+        return loss * scale, loss
+
+    grad, loss = jax.grad(f, has_aux=True)(w)
+    return grad / init_scale, loss
+
+
 def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, factor, min_scale, num_steps):
     x16 = jnp.asarray(x).astype(jnp.float16)
     y = jnp.asarray(y, jnp.float32)
@@ -13,22 +24,12 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
     opt = optax.sgd(lr, momentum=momentum)
     opt_state = opt.init(w)
 
-    @jax.jit
-    def unscaled_grads(w, scale, init_scale):
-        def f(w):
-            pred = (x16 @ w.astype(jnp.float16)).astype(jnp.float32)
-            loss = jnp.mean((pred - y) ** 2)
-            return loss * scale, loss
-
-        grad, loss = jax.grad(f, has_aux=True)(w)
-        return grad / init_scale, loss
-
     scale = float(init_scale)
     counter = 0
     losses, scales = [], []
     for _ in range(num_steps):
         scales.append(scale)
-        g, loss = unscaled_grads(w, jnp.float32(scale), jnp.float32(init_scale))
+        g, loss = unscaled_grads(w, jnp.float32(scale), jnp.float32(init_scale), x16, y)
         losses.append(loss)
         if jnp.all(jnp.isfinite(g)):
             updates, opt_state = opt.update(g, opt_state, w)

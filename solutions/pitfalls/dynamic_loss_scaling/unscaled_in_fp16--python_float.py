@@ -10,6 +10,15 @@ import numpy as np
 import optax
 
 
+def scaled_loss(w16, scale, x16, y):
+    pred = (x16 @ w16).astype(jnp.float32)
+    loss = jnp.mean((pred - y) ** 2)
+    return loss * scale, loss
+
+
+grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
+
+
 def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, factor, min_scale, num_steps):
     """Same signature as the reference; returns float32 (2 * num_steps,)."""
     x16 = jnp.asarray(x, jnp.float32).astype(jnp.float16)
@@ -18,17 +27,11 @@ def train_with_dynamic_loss_scaling(x, y, w, lr, momentum, init_scale, period, f
     opt = optax.sgd(lr, momentum=momentum)
     opt_state = opt.init(w)
 
-    def scaled_loss(w16, scale):
-        pred = (x16 @ w16).astype(jnp.float32)
-        loss = jnp.mean((pred - y) ** 2)
-        return loss * scale, loss
-
-    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     scale, counter = float(init_scale), 0
     losses, scales = [], []
     for _ in range(num_steps):
         scales.append(scale)
-        g16, loss = grad_fn(w.astype(jnp.float16), jnp.float32(scale))
+        g16, loss = grad_fn(w.astype(jnp.float16), jnp.float32(scale), x16, y)
         losses.append(loss)
         g = (g16 / scale).astype(jnp.float32)  # a Python float: the division stays fp16
         if bool(jnp.all(jnp.isfinite(g))):
