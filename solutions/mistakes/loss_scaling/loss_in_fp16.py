@@ -8,6 +8,17 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 
+def scaled_loss(w32, x16, y32, scale):
+    # The cast sits inside the differentiated function, so the gradient comes back fp32.
+    pred = (x16 @ w32.astype(jnp.float16)).astype(jnp.float32)
+    r16 = (pred - y32).astype(jnp.float16)  # the rest of the forward pass is fp16 too
+    loss = jnp.mean(r16**2).astype(jnp.float32)
+    return loss * scale, loss
+
+
+grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
+
+
 def train_with_loss_scaling(
     x: ArrayLike,
     y: ArrayLike,
@@ -28,17 +39,9 @@ def train_with_loss_scaling(
     # Keep the scale in fp32: 2^16 and above would be inf in fp16.
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(w32):
-        # The cast sits inside the differentiated function, so the gradient comes back fp32.
-        pred = (x16 @ w32.astype(jnp.float16)).astype(jnp.float32)
-        r16 = (pred - y32).astype(jnp.float16)  # the rest of the forward pass is fp16 too
-        loss = jnp.mean(r16**2).astype(jnp.float32)
-        return loss * scale, loss
-
-    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     losses = []
     for _ in range(int(num_steps)):
-        scaled_grad, loss = grad_fn(master)
+        scaled_grad, loss = grad_fn(master, x16, y32, scale)
         grad = scaled_grad / scale  # unscale in fp32, before clipping touches it
         norm = jnp.sqrt(jnp.sum(grad * grad))
         grad = jnp.where(norm < max_norm, grad, grad / norm * max_norm)

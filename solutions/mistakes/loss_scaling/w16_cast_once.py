@@ -6,6 +6,15 @@ import jax
 import jax.numpy as jnp
 
 
+def scaled_loss(w16, x16, y, S):
+    pred = (x16 @ w16).astype(jnp.float32)
+    loss = jnp.mean((pred - y) ** 2)
+    return loss * S, loss
+
+
+grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
+
+
 def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
     x16 = jnp.asarray(x).astype(jnp.float16)
     y = jnp.asarray(y, jnp.float32)
@@ -13,15 +22,9 @@ def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
     w16 = master.astype(jnp.float16)
     S = jnp.float32(loss_scale)
 
-    def scaled_loss(w16):
-        pred = (x16 @ w16).astype(jnp.float32)
-        loss = jnp.mean((pred - y) ** 2)
-        return loss * S, loss
-
     losses = []
-    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(num_steps):
-        g16, loss = grad_fn(w16)
+        g16, loss = grad_fn(w16, x16, y, S)
         losses.append(loss)
         g = g16.astype(jnp.float32) / S
         n = jnp.sqrt(jnp.sum(g**2))

@@ -9,19 +9,22 @@ import jax
 import jax.numpy as jnp
 
 
+def scaled_loss(p, x, y, loss_scale):
+    loss = jnp.mean((x @ p - y) ** 2)
+    return loss * loss_scale, loss
+
+
+value_and_grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True), static_argnames="loss_scale")
+
+
 def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
     x = jnp.asarray(x, jnp.float32)
     y = jnp.asarray(y, jnp.float32)
     params = jnp.asarray(w, jnp.float32)
 
-    def scaled_loss(p):
-        loss = jnp.mean((x @ p - y) ** 2)
-        return loss * loss_scale, loss
-
     losses = []
-    value_and_grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
     for _ in range(int(num_steps)):
-        (_, loss), grad = value_and_grad_fn(params)
+        (_, loss), grad = value_and_grad_fn(params, x, y, loss_scale=loss_scale)
         grad = grad / loss_scale
         norm = jnp.sqrt(jnp.sum(grad**2))
         grad = jnp.where(norm < max_norm, grad, grad * (max_norm / norm))

@@ -10,20 +10,23 @@ import jax
 import jax.numpy as jnp
 
 
+def scaled_loss(w16, x16, y32, loss_scale):
+    pred = (x16 @ w16).astype(jnp.float32)
+    loss = jnp.mean((pred - y32) ** 2)
+    return loss * jnp.float32(loss_scale), loss
+
+
+grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True), static_argnames="loss_scale")
+
+
 def train_with_loss_scaling(x, y, w, lr, loss_scale, max_norm, num_steps):
     x16 = jnp.asarray(x, jnp.float32).astype(jnp.float16)
     y32 = jnp.asarray(y, jnp.float32)
     master = jnp.asarray(w, jnp.float32)
 
-    def scaled_loss(w16):
-        pred = (x16 @ w16).astype(jnp.float32)
-        loss = jnp.mean((pred - y32) ** 2)
-        return loss * jnp.float32(loss_scale), loss
-
     losses = []
-    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     for _ in range(int(num_steps)):
-        grad16, loss = grad_fn(master.astype(jnp.float16))
+        grad16, loss = grad_fn(master.astype(jnp.float16), x16, y32, loss_scale=loss_scale)
         grad = (grad16 / loss_scale).astype(jnp.float32)
         norm = jnp.sqrt(jnp.sum(grad * grad))
         grad = jnp.where(norm < max_norm, grad, grad / norm * max_norm)
