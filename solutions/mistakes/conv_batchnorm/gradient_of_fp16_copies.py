@@ -4,6 +4,8 @@ and only then apply it to the fp32 masters."""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import optax
@@ -28,6 +30,22 @@ def forward(p16, x16, labels, eps, stats=None):
     return optax.softmax_cross_entropy_with_integer_labels(logits, labels), mean, var
 
 
+def scaled_loss(p16, x16, y, loss_scale, epsilon):
+    per_image, mean, var = forward(p16, x16, y, epsilon)
+    loss = per_image.mean()
+    return loss * loss_scale, (loss, mean, var)
+
+
+@functools.partial(jax.jit, static_argnames="epsilon")
+def step(masters, rm, rv, x16, y, lr, loss_scale, scale16, momentum, one_minus_momentum, epsilon):
+    p16 = {k: v.astype(F16) for k, v in masters.items()}
+    g16, (loss, mean, var) = jax.grad(scaled_loss, has_aux=True)(p16, x16, y, loss_scale, epsilon)
+    masters = {k: masters[k] - lr * (g16[k] / scale16).astype(F32) for k in masters}
+    rm = momentum * rm + one_minus_momentum * mean
+    rv = momentum * rv + one_minus_momentum * var
+    return masters, rm, rv, loss
+
+
 def train_conv_bn(
     images,
     labels,
@@ -50,24 +68,12 @@ def train_conv_bn(
     rm, rv = jnp.asarray(running_mean, F32), jnp.asarray(running_var, F32)
     scale16 = jnp.asarray(loss_scale, F16)
 
-    def scaled_loss(p16, x16, y, loss_scale):
-        per_image, mean, var = forward(p16, x16, y, epsilon)
-        loss = per_image.mean()
-        return loss * loss_scale, (loss, mean, var)
-
-    @jax.jit
-    def step(masters, rm, rv, x16, y, lr, loss_scale, scale16, momentum, one_minus_momentum):
-        p16 = {k: v.astype(F16) for k, v in masters.items()}
-        g16, (loss, mean, var) = jax.grad(scaled_loss, has_aux=True)(p16, x16, y, loss_scale)
-        masters = {k: masters[k] - lr * (g16[k] / scale16).astype(F32) for k in masters}
-        rm = momentum * rm + one_minus_momentum * mean
-        rv = momentum * rv + one_minus_momentum * var
-        return masters, rm, rv, loss
-
     losses = []
     for k in range(images.shape[0]):
         x16, y = jnp.asarray(images[k], F16), jnp.asarray(labels[k])
-        masters, rm, rv, loss = step(masters, rm, rv, x16, y, lr, loss_scale, scale16, momentum, 1 - momentum)
+        masters, rm, rv, loss = step(
+            masters, rm, rv, x16, y, lr, loss_scale, scale16, momentum, 1 - momentum, epsilon
+        )
         losses.append(loss)
     p16 = {k: v.astype(F16) for k, v in masters.items()}
     eval_x16 = jnp.asarray(eval_images, F16)
