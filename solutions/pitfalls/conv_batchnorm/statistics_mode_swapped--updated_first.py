@@ -3,9 +3,43 @@ variance with the batch's statistics, then normalizes the training batch with th
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import optax
+
+
+def conv(p, x):
+    return jax.lax.conv_general_dilated(
+        x.astype(jnp.float16),
+        p["kernel"].astype(jnp.float16),
+        (1, 1),
+        "VALID",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+    ).astype(jnp.float32)
+
+
+def head(p, z, mean, var, epsilon):
+    y16 = ((z - mean) * (jax.lax.rsqrt(var + epsilon) * p["gamma"]) + p["beta"]).astype(jnp.float16)
+    pooled = jax.nn.relu(y16).mean(axis=(1, 2))
+    return (pooled @ p["w"].astype(jnp.float16) + p["b"].astype(jnp.float16)).astype(jnp.float32)
+
+
+def loss_fn(p, rm, rv, x, y, momentum, S, epsilon):
+    z = conv(p, x)
+    mean = z.mean(axis=(0, 1, 2))
+    var = jnp.square(z - mean).mean(axis=(0, 1, 2))
+    new_rm = momentum * rm + (1 - momentum) * jax.lax.stop_gradient(mean)
+    new_rv = momentum * rv + (1 - momentum) * jax.lax.stop_gradient(var)
+    loss = optax.softmax_cross_entropy_with_integer_labels(head(p, z, new_rm, new_rv, epsilon), y).mean()
+    return loss * S, (loss, new_rm, new_rv)
+
+
+@functools.partial(jax.jit, static_argnames="epsilon")
+def step(p, rm, rv, x, y, lr, momentum, S, epsilon):
+    (_, (loss, rm, rv)), g = jax.value_and_grad(loss_fn, has_aux=True)(p, rm, rv, x, y, momentum, S, epsilon)
+    return jax.tree_util.tree_map(lambda a, b: a - lr * (b / S), p, g), rm, rv, loss
 
 
 def train_conv_bn(
@@ -36,39 +70,11 @@ def train_conv_bn(
     rv = jnp.asarray(running_var, jnp.float32)
     S = jnp.float32(loss_scale)
 
-    def conv(p, x):
-        return jax.lax.conv_general_dilated(
-            x.astype(jnp.float16),
-            p["kernel"].astype(jnp.float16),
-            (1, 1),
-            "VALID",
-            dimension_numbers=("NHWC", "HWIO", "NHWC"),
-        ).astype(jnp.float32)
-
-    def head(p, z, mean, var):
-        y16 = ((z - mean) * (jax.lax.rsqrt(var + epsilon) * p["gamma"]) + p["beta"]).astype(jnp.float16)
-        pooled = jax.nn.relu(y16).mean(axis=(1, 2))
-        return (pooled @ p["w"].astype(jnp.float16) + p["b"].astype(jnp.float16)).astype(jnp.float32)
-
-    def loss_fn(p, rm, rv, x, y, momentum, S):
-        z = conv(p, x)
-        mean = z.mean(axis=(0, 1, 2))
-        var = jnp.square(z - mean).mean(axis=(0, 1, 2))
-        new_rm = momentum * rm + (1 - momentum) * jax.lax.stop_gradient(mean)
-        new_rv = momentum * rv + (1 - momentum) * jax.lax.stop_gradient(var)
-        loss = optax.softmax_cross_entropy_with_integer_labels(head(p, z, new_rm, new_rv), y).mean()
-        return loss * S, (loss, new_rm, new_rv)
-
-    @jax.jit
-    def step(p, rm, rv, x, y, lr, momentum, S):
-        (_, (loss, rm, rv)), g = jax.value_and_grad(loss_fn, has_aux=True)(p, rm, rv, x, y, momentum, S)
-        return jax.tree_util.tree_map(lambda a, b: a - lr * (b / S), p, g), rm, rv, loss
-
     losses = []
     for k in range(images.shape[0]):
-        p, rm, rv, loss = step(p, rm, rv, images[k], labels[k], lr, momentum, S)
+        p, rm, rv, loss = step(p, rm, rv, images[k], labels[k], lr, momentum, S, epsilon)
         losses.append(loss)
     ev = optax.softmax_cross_entropy_with_integer_labels(
-        head(p, conv(p, jnp.asarray(eval_images)), rm, rv), eval_labels
+        head(p, conv(p, jnp.asarray(eval_images)), rm, rv, epsilon), eval_labels
     )
     return jnp.concatenate([jnp.stack(losses), rm, rv, ev]).astype(jnp.float32)

@@ -6,6 +6,8 @@ var * n / (n - 1), as torch.nn.BatchNorm2d does.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import optax
@@ -37,6 +39,22 @@ def batch_stats(z16):
     return z, mean, var
 
 
+def scaled_loss(p, x16, y, loss_scale, epsilon):
+    z, mean, var = batch_stats(conv16(x16, p["kernel"]))
+    loss = head(p, batch_norm(p, z, mean, var, epsilon), y)
+    return loss * loss_scale, (loss, mean, var)
+
+
+@functools.partial(jax.jit, static_argnames="epsilon")
+def step(p, rm, rv, x16, y, lr, momentum, loss_scale, epsilon):
+    g, (loss, mean, var) = jax.grad(scaled_loss, has_aux=True)(p, x16, y, loss_scale, epsilon)
+    p = jax.tree.map(lambda a, b: a - lr * (b / loss_scale), p, g)
+    rm = momentum * rm + (1 - momentum) * mean
+    n = x16.shape[0] * (x16.shape[1] - 2) * (x16.shape[2] - 2)
+    rv = momentum * rv + (1 - momentum) * var * n / (n - 1)
+    return p, rm, rv, loss
+
+
 def train_conv_bn(
     images,
     labels,
@@ -58,24 +76,10 @@ def train_conv_bn(
     p = {k: jnp.asarray(v, F32) for k, v in p.items()}
     rm, rv = jnp.asarray(running_mean, F32), jnp.asarray(running_var, F32)
 
-    def scaled_loss(p, x16, y, loss_scale):
-        z, mean, var = batch_stats(conv16(x16, p["kernel"]))
-        loss = head(p, batch_norm(p, z, mean, var, epsilon), y)
-        return loss * loss_scale, (loss, mean, var)
-
-    @jax.jit
-    def step(p, rm, rv, x16, y, lr, momentum, loss_scale):
-        g, (loss, mean, var) = jax.grad(scaled_loss, has_aux=True)(p, x16, y, loss_scale)
-        p = jax.tree.map(lambda a, b: a - lr * (b / loss_scale), p, g)
-        rm = momentum * rm + (1 - momentum) * mean
-        n = x16.shape[0] * (x16.shape[1] - 2) * (x16.shape[2] - 2)
-        rv = momentum * rv + (1 - momentum) * var * n / (n - 1)
-        return p, rm, rv, loss
-
     losses = []
     for k in range(images.shape[0]):
         x16 = jnp.asarray(images[k]).astype(F16)
-        p, rm, rv, loss = step(p, rm, rv, x16, jnp.asarray(labels[k]), lr, momentum, loss_scale)
+        p, rm, rv, loss = step(p, rm, rv, x16, jnp.asarray(labels[k]), lr, momentum, loss_scale, epsilon)
         losses.append(loss)
     z = conv16(jnp.asarray(eval_images).astype(F16), p["kernel"]).astype(F32)
     eval_losses = head(p, batch_norm(p, z, rm, rv, epsilon), jnp.asarray(eval_labels), reduce=False)

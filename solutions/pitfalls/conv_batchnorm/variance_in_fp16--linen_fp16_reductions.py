@@ -5,6 +5,8 @@ recipe (Conv, BatchNorm and Dense modules, optax.sgd, a jitted step)."""
 
 from __future__ import annotations
 
+import functools
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -28,6 +30,24 @@ class ConvBN(nn.Module):
         )(x)
         x = jnp.mean(nn.relu(x), axis=(1, 2))
         return nn.Dense(3, dtype=jnp.float16, param_dtype=jnp.float32)(x)
+
+
+def loss_fn(params, batch_stats, x, y, momentum, loss_scale, epsilon):
+    logits, updates = ConvBN(momentum=momentum, epsilon=epsilon).apply(
+        {"params": params, "batch_stats": batch_stats}, x, train=True, mutable=["batch_stats"]
+    )
+    loss = optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y).mean()
+    return loss * loss_scale, (loss, updates["batch_stats"])
+
+
+@functools.partial(jax.jit, static_argnames="epsilon")
+def train_step(params, opt_state, batch_stats, x, y, lr, momentum, loss_scale, epsilon):
+    grads, (loss, batch_stats) = jax.grad(loss_fn, has_aux=True)(
+        params, batch_stats, x, y, momentum, loss_scale, epsilon
+    )
+    grads = jax.tree.map(lambda g: g / loss_scale, grads)
+    updates, opt_state = optax.sgd(lr).update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, batch_stats, loss
 
 
 def train_conv_bn(
@@ -56,22 +76,6 @@ def train_conv_bn(
     batch_stats = {"BatchNorm_0": {"mean": jnp.asarray(running_mean), "var": jnp.asarray(running_var)}}
     opt_state = optax.sgd(lr).init(params)
 
-    def loss_fn(params, batch_stats, x, y, momentum, loss_scale):
-        logits, updates = ConvBN(momentum=momentum, epsilon=epsilon).apply(
-            {"params": params, "batch_stats": batch_stats}, x, train=True, mutable=["batch_stats"]
-        )
-        loss = optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y).mean()
-        return loss * loss_scale, (loss, updates["batch_stats"])
-
-    @jax.jit
-    def train_step(params, opt_state, batch_stats, x, y, lr, momentum, loss_scale):
-        grads, (loss, batch_stats) = jax.grad(loss_fn, has_aux=True)(
-            params, batch_stats, x, y, momentum, loss_scale
-        )
-        grads = jax.tree.map(lambda g: g / loss_scale, grads)
-        updates, opt_state = optax.sgd(lr).update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, batch_stats, loss
-
     losses = []
     for k in range(images.shape[0]):
         params, opt_state, batch_stats, loss = train_step(
@@ -83,6 +87,7 @@ def train_conv_bn(
             lr,
             momentum,
             loss_scale,
+            epsilon,
         )
         losses.append(loss)
     logits = model.apply(
