@@ -9,6 +9,15 @@ import optax
 import orbax.checkpoint as ocp
 
 
+def scaled_loss(w16, s, x16, y):
+    pred = (x16 @ w16).astype(jnp.float32)
+    loss = jnp.mean((pred - y) ** 2)
+    return loss * s, loss
+
+
+grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
+
+
 def train_segment(x, y, w, lr, momentum, decay_every, init_scale, period, start_step, stop_step, ckpt_dir):
     x16 = jnp.asarray(x).astype(jnp.float16)
     y = jnp.asarray(y, jnp.float32)
@@ -29,17 +38,11 @@ def train_segment(x, y, w, lr, momentum, decay_every, init_scale, period, start_
     params, opt_state = state["params"], state["opt_state"]
     scale, counter = float(state["scale"]), int(state["counter"])
 
-    def scaled_loss(w16, s):
-        pred = (x16 @ w16).astype(jnp.float32)
-        loss = jnp.mean((pred - y) ** 2)
-        return loss * s, loss
-
-    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     losses, scales = [], []
     for k in range(start_step, stop_step):
         lr_k = lr * 0.5 ** (k // decay_every)
         scales.append(scale)
-        g16, loss = grad_fn(params.astype(jnp.float16), jnp.float32(scale))
+        g16, loss = grad_fn(params.astype(jnp.float16), jnp.float32(scale), x16, y)
         losses.append(loss)
         g = (g16 / scale).astype(jnp.float32)
         if jnp.all(jnp.isfinite(g)):

@@ -5,6 +5,15 @@ import jax.numpy as jnp
 import optax
 
 
+def scaled(w16, b16, loss_scale, x16, labels):
+    z = (x16 @ w16 + b16).astype(jnp.float32)
+    loss = optax.softmax_cross_entropy_with_integer_labels(z, labels).mean()
+    return loss * loss_scale, loss
+
+
+grad = jax.jit(jax.grad(scaled, argnums=(0, 1), has_aux=True))
+
+
 def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_steps):
     p = jnp.asarray(pixels, jnp.float32)
     mean = p.mean(axis=0)
@@ -13,16 +22,10 @@ def train_fp16(pixels, labels, w, b, step, lr, decay_steps, loss_scale, num_step
     labels = jnp.asarray(labels, jnp.int32)
     w_m, b_m, t = jnp.asarray(w, jnp.float32), jnp.asarray(b, jnp.float32), jnp.int32(step)
 
-    def scaled(w16, b16, loss_scale):
-        z = (x16 @ w16 + b16).astype(jnp.float32)
-        loss = optax.softmax_cross_entropy_with_integer_labels(z, labels).mean()
-        return loss * loss_scale, loss
-
-    grad = jax.jit(jax.grad(scaled, argnums=(0, 1), has_aux=True))
     losses = []
     for _ in range(num_steps):
         lr_t = lr / jnp.sqrt(1.0 + t / decay_steps)
-        (gw, gb), loss = grad(w_m.astype(jnp.float16), b_m.astype(jnp.float16), loss_scale)
+        (gw, gb), loss = grad(w_m.astype(jnp.float16), b_m.astype(jnp.float16), loss_scale, x16, labels)
         w_m = w_m - lr_t * (gw.astype(jnp.float32) / loss_scale)
         b_m = b_m - lr_t * (gb.astype(jnp.float32) / loss_scale)
         t = t + 1

@@ -5,19 +5,20 @@ import jax.numpy as jnp
 import numpy as np
 
 
+@jax.jit
+def micro(w, xb, yb, S):
+    def f(w):
+        pred = (xb.astype(jnp.float16) @ w.astype(jnp.float16)).astype(jnp.float32)
+        loss = jnp.mean((pred - yb) ** 2)
+        return loss * S, loss
+
+    return jax.grad(f, has_aux=True)(w)
+
+
 def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, accum_steps):
     S = jnp.float32(loss_scale)
     w = jnp.asarray(w, jnp.float32)
     m = jnp.zeros_like(w)
-
-    @jax.jit
-    def micro(w, xb, yb, S):
-        def f(w):
-            pred = (xb.astype(jnp.float16) @ w.astype(jnp.float16)).astype(jnp.float32)
-            loss = jnp.mean((pred - yb) ** 2)
-            return loss * S, loss
-
-        return jax.grad(f, has_aux=True)(w)
 
     acc = jnp.zeros_like(w)
     losses = []

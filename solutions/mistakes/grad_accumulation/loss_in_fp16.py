@@ -6,19 +6,22 @@ import numpy as np
 import optax
 
 
+def scaled_loss(p, xb, yb, S):
+    pred16 = xb.astype(jnp.float16) @ p.astype(jnp.float16)
+    loss16 = jnp.mean((pred16 - yb.astype(jnp.float16)) ** 2)
+    loss = loss16.astype(jnp.float32)
+    return loss * S, loss
+
+
+grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
+
+
 def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, accum_steps):
     S = jnp.float32(loss_scale)
     params = jnp.asarray(w, jnp.float32)
     tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum))
     opt_state = tx.init(params)
 
-    def scaled_loss(p, xb, yb, S):
-        pred16 = xb.astype(jnp.float16) @ p.astype(jnp.float16)
-        loss16 = jnp.mean((pred16 - yb.astype(jnp.float16)) ** 2)
-        loss = loss16.astype(jnp.float32)
-        return loss * S, loss
-
-    grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
     acc = jnp.zeros_like(params)
     losses = []
     for i in range(x.shape[0]):

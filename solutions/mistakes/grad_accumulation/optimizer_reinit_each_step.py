@@ -6,17 +6,20 @@ import numpy as np
 import optax
 
 
+def scaled_loss(p, xb, yb, S):
+    pred = (xb.astype(jnp.float16) @ p.astype(jnp.float16)).astype(jnp.float32)
+    loss = jnp.mean((pred - yb) ** 2)
+    return loss * S, loss
+
+
+grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
+
+
 def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, accum_steps):
     S = jnp.float32(loss_scale)
     params = jnp.asarray(w, jnp.float32)
     tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum))
 
-    def scaled_loss(p, xb, yb, S):
-        pred = (xb.astype(jnp.float16) @ p.astype(jnp.float16)).astype(jnp.float32)
-        loss = jnp.mean((pred - yb) ** 2)
-        return loss * S, loss
-
-    grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
     acc, opt_state = jnp.zeros_like(params), tx.init(params)
     losses = []
     for i in range(x.shape[0]):

@@ -6,6 +6,15 @@ import numpy as np
 import optax
 
 
+def scaled_loss(p, xb, yb, S):
+    pred = (xb @ p.astype(jnp.float16)).astype(jnp.float32)
+    loss = jnp.mean((pred - yb.astype(jnp.float32)) ** 2)
+    return loss * S, loss
+
+
+grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
+
+
 def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, accum_steps):
     S = jnp.float32(loss_scale)
     x16 = jnp.asarray(x).astype(jnp.float16)
@@ -14,12 +23,6 @@ def train_with_grad_accumulation(x, y, w, lr, momentum, loss_scale, max_norm, ac
     tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum))
     opt_state = tx.init(params)
 
-    def scaled_loss(p, xb, yb, S):
-        pred = (xb @ p.astype(jnp.float16)).astype(jnp.float32)
-        loss = jnp.mean((pred - yb.astype(jnp.float32)) ** 2)
-        return loss * S, loss
-
-    grad_fn = jax.jit(jax.value_and_grad(scaled_loss, has_aux=True))
     acc = jnp.zeros_like(params)
     losses = []
     for i in range(x16.shape[0]):

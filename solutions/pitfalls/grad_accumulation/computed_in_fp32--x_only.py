@@ -12,6 +12,15 @@ import numpy as np
 import optax
 
 
+def scaled_loss(p, xb, yb, scale):
+    pred = jnp.matmul(xb, p).astype(jnp.float32)  # float16 @ float32 is promoted to float32
+    loss = jnp.mean(jnp.square(pred - yb))
+    return scale * loss, loss
+
+
+grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
+
+
 def train_with_grad_accumulation(
     x: np.ndarray,
     y: np.ndarray,
@@ -29,12 +38,6 @@ def train_with_grad_accumulation(
     scale = jnp.float32(loss_scale)
     k = int(accum_steps)
 
-    def scaled_loss(p, xb, yb, scale):
-        pred = jnp.matmul(xb, p).astype(jnp.float32)  # float16 @ float32 is promoted to float32
-        loss = jnp.mean(jnp.square(pred - yb))
-        return scale * loss, loss
-
-    grad_fn = jax.jit(jax.grad(scaled_loss, has_aux=True))
     tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum))
     opt_state = tx.init(params)
     total = jnp.zeros_like(params)

@@ -13,6 +13,15 @@ import numpy as np
 import optax
 
 
+def loss_over_k(p, xb, yb, k):
+    pred = jnp.dot(xb, p.astype(jnp.float16)).astype(jnp.float32)
+    loss = jnp.mean(jnp.square(pred - yb))
+    return loss / k, loss  # no loss scale
+
+
+grad_fn = jax.jit(jax.grad(loss_over_k, has_aux=True), static_argnames="k")
+
+
 def train_with_grad_accumulation(
     x: np.ndarray,
     y: np.ndarray,
@@ -29,18 +38,12 @@ def train_with_grad_accumulation(
     x16 = jnp.asarray(x).astype(jnp.float16)
     y = jnp.asarray(y, jnp.float32)
 
-    def loss_over_k(p, xb, yb):
-        pred = jnp.dot(xb, p.astype(jnp.float16)).astype(jnp.float32)
-        loss = jnp.mean(jnp.square(pred - yb))
-        return loss / k, loss  # no loss scale
-
-    grad_fn = jax.jit(jax.grad(loss_over_k, has_aux=True))
     tx = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(lr, momentum=momentum))
     opt_state = tx.init(params)
     total = jnp.zeros_like(params)
     losses = []
     for i in range(x16.shape[0]):
-        grad, loss = grad_fn(params, x16[i], y[i])
+        grad, loss = grad_fn(params, x16[i], y[i], k=k)
         losses.append(loss)
         total = total + grad
         if (i + 1) % k == 0:
