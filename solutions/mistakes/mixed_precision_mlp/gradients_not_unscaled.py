@@ -6,6 +6,21 @@ import numpy as np
 import optax
 
 
+def scaled_loss(params, scale, x16, labels):
+    p16 = jax.tree.map(lambda p: p.astype(jnp.float16), params)
+    hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
+    logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
+    loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+    return loss * scale, loss
+
+
+@jax.jit
+def step(params, opt_state, lr, scale, x16, labels):
+    grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale, x16, labels)
+    updates, opt_state = optax.sgd(lr).update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+
 def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     master = {
         "w1": jnp.asarray(w1, jnp.float32),
@@ -18,21 +33,8 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     scale = jnp.float32(loss_scale)
     opt_state = optax.sgd(lr).init(master)
 
-    def scaled_loss(params, scale):
-        p16 = jax.tree.map(lambda p: p.astype(jnp.float16), params)
-        hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
-        logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
-        loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
-        return loss * scale, loss
-
-    @jax.jit
-    def step(params, opt_state, lr, scale):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale)
-        updates, opt_state = optax.sgd(lr).update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
     losses = []
     for _ in range(num_steps):
-        master, opt_state, loss = step(master, opt_state, lr, scale)
+        master, opt_state, loss = step(master, opt_state, lr, scale, x16, labels)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)

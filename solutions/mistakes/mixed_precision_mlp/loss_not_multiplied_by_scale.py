@@ -6,6 +6,20 @@ import numpy as np
 import optax
 
 
+def loss_fn(params, x16, labels):
+    p16 = jax.tree.map(lambda p: p.astype(jnp.float16), params)
+    hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
+    logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
+    return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+
+
+@jax.jit
+def step(params, lr, scale, x16, labels):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x16, labels)
+    grads = jax.tree.map(lambda g: g / scale, grads)
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads), loss
+
+
 def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     master = {
         "w1": jnp.asarray(w1, jnp.float32),
@@ -17,20 +31,8 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     labels = jnp.asarray(labels)
     scale = jnp.float32(loss_scale)
 
-    def loss_fn(params):
-        p16 = jax.tree.map(lambda p: p.astype(jnp.float16), params)
-        hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
-        logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
-        return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
-
-    @jax.jit
-    def step(params, lr, scale):
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        grads = jax.tree.map(lambda g: g / scale, grads)
-        return jax.tree.map(lambda p, g: p - lr * g, params, grads), loss
-
     losses = []
     for _ in range(num_steps):
-        master, loss = step(master, lr, scale)
+        master, loss = step(master, lr, scale, x16, labels)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)

@@ -16,8 +16,24 @@ class MLP(nn.Module):
         return x
 
 
+model = MLP()
+
+
+def scaled_loss(p, scale, x16, labels):
+    logits = model.apply(p, x16).astype(jnp.float32)
+    loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+    return loss * scale, loss
+
+
+@jax.jit
+def train_step(p, s, lr, scale, x16, labels):
+    grads, loss = jax.grad(scaled_loss, has_aux=True)(p, scale, x16, labels)
+    grads = jax.tree.map(lambda g: g / scale, grads)
+    updates, s = optax.sgd(lr).update(grads, s, p)
+    return optax.apply_updates(p, updates), s, loss
+
+
 def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
-    model = MLP()
     params = {
         "params": {
             "hidden": {"kernel": jnp.asarray(w1), "bias": jnp.asarray(b1)},
@@ -29,20 +45,8 @@ def train_mlp(pixels, labels, w1, b1, w2, b2, lr, loss_scale, num_steps):
     scale = jnp.float32(loss_scale)
     opt_state = optax.sgd(lr).init(params)
 
-    def scaled_loss(p, scale):
-        logits = model.apply(p, x16).astype(jnp.float32)
-        loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
-        return loss * scale, loss
-
-    @jax.jit
-    def train_step(p, s, lr, scale):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(p, scale)
-        grads = jax.tree.map(lambda g: g / scale, grads)
-        updates, s = optax.sgd(lr).update(grads, s, p)
-        return optax.apply_updates(p, updates), s, loss
-
     losses = []
     for _ in range(num_steps):
-        params, opt_state, loss = train_step(params, opt_state, lr, scale)
+        params, opt_state, loss = train_step(params, opt_state, lr, scale, x16, labels)
         losses.append(loss)
     return jnp.asarray(losses, dtype=jnp.float32)

@@ -13,6 +13,21 @@ import numpy as np
 import optax
 
 
+def scaled_loss(p16, scale, x16, labels):
+    hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
+    logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
+    loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+    return loss * scale, loss
+
+
+@jax.jit
+def step(params16, opt_state, lr, scale, x16, labels):
+    grads16, loss = jax.grad(scaled_loss, has_aux=True)(params16, scale, x16, labels)
+    grads = jax.tree.map(lambda g: g.astype(jnp.float32) / scale, grads16)
+    updates, opt_state = optax.sgd(lr).update(grads, opt_state, params16)
+    return optax.apply_updates(params16, updates), opt_state, loss
+
+
 def train_mlp(
     pixels: np.ndarray,
     labels: np.ndarray,
@@ -32,21 +47,8 @@ def train_mlp(
     opt_state = optax.sgd(lr).init(params16)
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(p16, scale):
-        hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
-        logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
-        loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
-        return loss * scale, loss
-
-    @jax.jit
-    def step(params16, opt_state, lr, scale):
-        grads16, loss = jax.grad(scaled_loss, has_aux=True)(params16, scale)
-        grads = jax.tree.map(lambda g: g.astype(jnp.float32) / scale, grads16)
-        updates, opt_state = optax.sgd(lr).update(grads, opt_state, params16)
-        return optax.apply_updates(params16, updates), opt_state, loss
-
     losses = []
     for _ in range(num_steps):
-        params16, opt_state, loss = step(params16, opt_state, lr, scale)
+        params16, opt_state, loss = step(params16, opt_state, lr, scale, x16, labels)
         losses.append(loss)
     return jnp.stack(losses)

@@ -12,6 +12,20 @@ import numpy as np
 import optax
 
 
+def scaled_loss(params, scale, x, labels):
+    p16 = jax.tree.map(lambda a: a.astype(jnp.float16), params)
+    hidden = jax.nn.relu(x @ p16["w1"] + p16["b1"])
+    logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
+    loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+    return loss * scale, loss
+
+
+@jax.jit
+def step(params, lr, scale, x, labels):
+    grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale, x, labels)
+    return jax.tree.map(lambda p, g: p - lr * (g / scale), params, grads), loss
+
+
 def train_mlp(
     pixels: np.ndarray,
     labels: np.ndarray,
@@ -29,20 +43,8 @@ def train_mlp(
     params = {k: jnp.asarray(v, jnp.float32) for k, v in {"w1": w1, "b1": b1, "w2": w2, "b2": b2}.items()}
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(params, scale):
-        p16 = jax.tree.map(lambda a: a.astype(jnp.float16), params)
-        hidden = jax.nn.relu(x @ p16["w1"] + p16["b1"])
-        logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
-        loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
-        return loss * scale, loss
-
-    @jax.jit
-    def step(params, lr, scale):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale)
-        return jax.tree.map(lambda p, g: p - lr * (g / scale), params, grads), loss
-
     losses = []
     for _ in range(num_steps):
-        params, loss = step(params, lr, scale)
+        params, loss = step(params, lr, scale, x, labels)
         losses.append(loss)
     return jnp.stack(losses)

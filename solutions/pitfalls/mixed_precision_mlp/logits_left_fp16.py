@@ -13,6 +13,20 @@ import numpy as np
 import optax
 
 
+def scaled_loss(params, scale, x16, labels):
+    p16 = jax.tree.map(lambda a: a.astype(jnp.float16), params)
+    hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
+    logits16 = hidden @ p16["w2"] + p16["b2"]
+    loss = optax.softmax_cross_entropy_with_integer_labels(logits16, labels).mean()
+    return loss * scale, loss
+
+
+@jax.jit
+def step(params, lr, scale, x16, labels):
+    grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale, x16, labels)
+    return jax.tree.map(lambda p, g: p - lr * (g / scale), params, grads), loss
+
+
 def train_mlp(
     pixels: np.ndarray,
     labels: np.ndarray,
@@ -30,20 +44,8 @@ def train_mlp(
     params = {k: jnp.asarray(v, jnp.float32) for k, v in {"w1": w1, "b1": b1, "w2": w2, "b2": b2}.items()}
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(params, scale):
-        p16 = jax.tree.map(lambda a: a.astype(jnp.float16), params)
-        hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
-        logits16 = hidden @ p16["w2"] + p16["b2"]
-        loss = optax.softmax_cross_entropy_with_integer_labels(logits16, labels).mean()
-        return loss * scale, loss
-
-    @jax.jit
-    def step(params, lr, scale):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(params, scale)
-        return jax.tree.map(lambda p, g: p - lr * (g / scale), params, grads), loss
-
     losses = []
     for _ in range(num_steps):
-        params, loss = step(params, lr, scale)
+        params, loss = step(params, lr, scale, x16, labels)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)

@@ -14,6 +14,22 @@ import numpy as np
 import optax
 
 
+def scaled_loss(master, scale, x16, labels):
+    p16 = jax.tree.map(lambda p: p.astype(jnp.float16), master)
+    hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
+    logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
+    loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+    return loss * scale, loss
+
+
+@jax.jit
+def step(master, opt_state, lr, scale, x16, labels):
+    grads, loss = jax.grad(scaled_loss, has_aux=True)(master, scale, x16, labels)
+    grads = jax.tree.map(lambda g: g / scale, grads)
+    updates, opt_state = optax.sgd(lr).update(grads, opt_state, master)
+    return optax.apply_updates(master, updates), opt_state, loss
+
+
 def train_mlp(
     pixels: np.ndarray,
     labels: np.ndarray,
@@ -35,22 +51,8 @@ def train_mlp(
     opt_state = optax.sgd(lr).init(master)
     scale = jnp.float32(loss_scale)
 
-    def scaled_loss(master, scale):
-        p16 = jax.tree.map(lambda p: p.astype(jnp.float16), master)
-        hidden = jax.nn.relu(x16 @ p16["w1"] + p16["b1"])
-        logits = (hidden @ p16["w2"] + p16["b2"]).astype(jnp.float32)
-        loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
-        return loss * scale, loss
-
-    @jax.jit
-    def step(master, opt_state, lr, scale):
-        grads, loss = jax.grad(scaled_loss, has_aux=True)(master, scale)
-        grads = jax.tree.map(lambda g: g / scale, grads)
-        updates, opt_state = optax.sgd(lr).update(grads, opt_state, master)
-        return optax.apply_updates(master, updates), opt_state, loss
-
     losses = []
     for _ in range(int(num_steps)):
-        master, opt_state, loss = step(master, opt_state, lr, scale)
+        master, opt_state, loss = step(master, opt_state, lr, scale, x16, labels)
         losses.append(loss)
     return jnp.stack(losses)

@@ -13,6 +13,19 @@ import numpy as np
 import optax
 
 
+def loss_fn(params, x, labels):
+    hidden = jax.nn.relu(x @ params["w1"] + params["b1"])
+    logits = hidden @ params["w2"] + params["b2"]
+    return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+
+
+@jax.jit
+def step(params, opt_state, lr, x, labels):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, labels)
+    updates, opt_state = optax.sgd(lr).update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+
 def train_mlp(
     pixels: np.ndarray,
     labels: np.ndarray,
@@ -31,19 +44,8 @@ def train_mlp(
     params = jax.tree.map(lambda p: jnp.asarray(p).astype(jnp.float16), params)
     opt_state = optax.sgd(lr).init(params)
 
-    def loss_fn(params):
-        hidden = jax.nn.relu(x @ params["w1"] + params["b1"])
-        logits = hidden @ params["w2"] + params["b2"]
-        return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
-
-    @jax.jit
-    def step(params, opt_state, lr):
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        updates, opt_state = optax.sgd(lr).update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
     losses = []
     for _ in range(num_steps):
-        params, opt_state, loss = step(params, opt_state, lr)
+        params, opt_state, loss = step(params, opt_state, lr, x, labels)
         losses.append(loss)
     return jnp.stack(losses).astype(jnp.float32)
