@@ -30,22 +30,30 @@ def problem_params(select) -> list:
 
 
 # The README's test command runs the tests on two pytest-xdist workers (`-n 2`). Each module goes to one
-# worker whole, so that its module fixtures are made once (as `--dist loadfile` would), and these modules
-# together to one: they look for the processes that tests/submissions/ files leave (by name, machine-wide in
-# /proc: "left-behind", "escaped-setsid", the chain's marker), and test_hostile.py grades every one of those
-# files, so on two workers one module would see another's processes. (A scheduler of our own: xdist's
-# `xdist_group` marks name no group under pytest 9.2, whose nodes keep their ids elsewhere.) The course's
-# tests (`-m course`) run in one process: their `checks` fixture, one check of the course per session,
-# already keeps both cores busy, and each worker would make its own.
-SHARED_PROCESS_PROBES = frozenset(
-    {"test_hostile.py", "test_sandbox.py", "test_fail_closed.py", "test_gpu_backend.py"}
-)
+# worker whole, so that its module fixtures are made once (as `--dist loadfile` would). Two sets of modules
+# go to one worker together:
+# - these four look for the processes that tests/submissions/ files leave (by name, machine-wide in /proc:
+#   "left-behind", "escaped-setsid", the chain's marker), and test_hostile.py grades every one of those
+#   files, so on two workers one module would see another's processes;
+# - the two that read the session's check of the real course (the `checks` fixture), which each worker
+#   would make again: `-m course` runs in one process (the check keeps both cores busy), and this keeps
+#   `-m course -n 2` from checking the course twice.
+# (A scheduler of our own: xdist's `xdist_group` marks name no group under pytest 9.2, whose nodes keep their
+# ids elsewhere.)
+WORKER_UNITS = {
+    "test_hostile.py": "processes-left-behind",
+    "test_sandbox.py": "processes-left-behind",
+    "test_fail_closed.py": "processes-left-behind",
+    "test_gpu_backend.py": "processes-left-behind",
+    "test_problems.py": "the-course-check",
+    "test_export.py": "the-course-check",
+}
 
 
 def worker_unit(nodeid: str) -> str:
-    """What one xdist worker runs whole: the test's module, or the modules that share process probes."""
+    """What one xdist worker runs whole: the test's module, or the set of modules it shares a worker with."""
     module = nodeid.split("::", 1)[0]
-    return "processes-left-behind" if module.rpartition("/")[2] in SHARED_PROCESS_PROBES else module
+    return WORKER_UNITS.get(module.rpartition("/")[2], module)
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's, called only where it is installed
