@@ -6,13 +6,12 @@ they pretend a GPU plugin is installed."""
 
 from __future__ import annotations
 
-import contextlib
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from leftover_processes import live_processes_named, within
 
 from grader import grade_function
 from grader.classroom.notebooks import setup_source
@@ -119,15 +118,6 @@ def test_a_learners_child_enters_a_pid_namespace_only_where_no_gpu_may_be_used(m
     assert sandbox.process_mode(off, trusted=False) == []
 
 
-def _left_behind() -> list[str]:
-    names = []
-    for comm in Path("/proc").glob("[0-9]*/comm"):
-        with contextlib.suppress(OSError):
-            if comm.read_text().strip() == "left-behind":
-                names.append(comm.parent.name)
-    return names
-
-
 def test_on_a_gpu_install_the_child_says_why_no_namespace_held_and_its_leftovers_are_still_killed(
     toy_course, monkeypatch
 ):
@@ -137,10 +127,8 @@ def test_on_a_gpu_install_the_child_says_why_no_namespace_held_and_its_leftovers
     assert result.status is Status.PASS, result.message
     assert result.sandbox is not None and not result.sandbox.processes
     assert "no PID namespace (JAX may use a GPU here" in result.sandbox.describe()
-    deadline = time.monotonic() + 3
-    while _left_behind() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _left_behind(), "the process the submission left behind outlived the run"
+    gone = within(3, lambda: not live_processes_named(b"left-behind"))
+    assert gone, "the process the submission left behind outlived the run"
 
 
 @pytest.mark.parametrize(("set_by_user", "expected"), [(None, "false"), ("true", "true")])

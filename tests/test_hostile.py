@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from leftover_processes import live_processes_named, within
 
 from grader.command.main import main
 from grader.course.cases import make_cases
@@ -91,26 +92,16 @@ def test_timeout_reports_the_rest_as_not_run_and_returns_promptly(toy_course):
 
 
 def _sleepers() -> list[int]:
-    """The processes left by leaves_a_process_behind.py."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            state = entry.joinpath("stat").read_text().rpartition(")")[2].split()[0]
-            if entry.joinpath("comm").read_bytes() == b"left-behind\n" and state != "Z":
-                found.append(int(entry.name))  # a killed one not yet reaped does not count
-        except (OSError, IndexError):
-            pass
-    return found
+    """The live processes left by leaves_a_process_behind.py."""
+    return live_processes_named(b"left-behind")
 
 
 def test_nothing_a_submission_started_outlives_its_grading(toy_course):
     grader = Grader(toy_course, limits=Limits(timeout=TIMEOUT))
     result = grader.grade_file(toy_course.problem("toy"), FOLDER / "leaves_a_process_behind.py")
     assert result.status is Status.PASS, result.message
-    deadline = time.monotonic() + 3  # killed with the run; polled, so that a busy machine does not fail it
-    while _sleepers() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _sleepers(), "the submission's background process is still running"
+    gone = within(3, lambda: not _sleepers())  # killed with the run; polled, as a busy machine needs
+    assert gone, "the submission's background process is still running"
 
 
 def test_megabytes_of_prints_are_cut_and_the_report_says_how_much(toy_course):

@@ -16,10 +16,10 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from leftover_processes import live_processes_named, within
 
 from grader import grade_function
 from grader.child import landlock
@@ -196,24 +196,8 @@ def test_no_tcp_connection_leaves_the_child(toy_course, tmp_path):
 
 
 def _escaped() -> list[int]:
-    """The live processes left by escapes_with_setsid.py (a killed one not yet reaped does not count)."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        with contextlib.suppress(OSError):
-            state = entry.joinpath("stat").read_text().rpartition(")")[2].split()[0]
-            if entry.joinpath("comm").read_bytes() == b"escaped-setsid\n" and state != "Z":
-                found.append(int(entry.name))
-    return found
-
-
-def _within(seconds: float, condition) -> bool:
-    """Whether `condition()` holds at some point within `seconds` (polled): no fixed sleep to race."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    """The live processes left by escapes_with_setsid.py."""
+    return live_processes_named(b"escaped-setsid")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreapers are a Linux feature")
@@ -222,7 +206,7 @@ def test_a_process_that_leaves_the_session_with_setsid_is_killed_with_the_run(to
     problem = toy_course.problem("toy")
     result = grader.grade_file(problem, FOLDER / "escapes_with_setsid.py")
     assert result.status is Status.PASS, result.message
-    assert _within(3, lambda: not _escaped()), "the process that left the session is still running"
+    assert within(3, lambda: not _escaped()), "the process that left the session is still running"
 
     # The old behaviour: without the PID namespace and the subreaper, it escapes the session-wide kill.
     monkeypatch.setattr(processes_module, "become_subreaper", lambda: None)
@@ -231,7 +215,7 @@ def test_a_process_that_leaves_the_session_with_setsid_is_killed_with_the_run(to
     grader = Grader(toy_course, secret=SECRET, limits=Limits(timeout=30, settings=unprotected))
     try:
         assert grader.grade_file(problem, FOLDER / "escapes_with_setsid.py").status is Status.PASS
-        left = _within(3, _escaped)
+        left = within(3, _escaped)
         assert left, "without a subreaper the process should have escaped: the test would prove nothing"
     finally:
         for pid in _escaped():

@@ -8,9 +8,15 @@ from pathlib import Path
 from conftest import WORKER_UNITS, worker_unit
 
 HERE = Path(__file__).parent
-# what a module reads to find what a test on another worker may have made: any process on the machine, or
-# the machine's SysV objects and keys
-MACHINE_WIDE = ('Path("/proc").glob', 'os.listdir("/proc")', "/proc/sysvipc", "/proc/keys")
+# what a module reads to find what a test on another worker may have made: any process on the machine (by
+# tests/leftover_processes.py or a scan of its own), or the machine's SysV objects and keys
+MACHINE_WIDE = (
+    "live_processes_named",
+    'Path("/proc").glob',
+    'os.listdir("/proc")',
+    "/proc/sysvipc",
+    "/proc/keys",
+)
 
 
 def test_every_module_named_in_a_unit_exists():

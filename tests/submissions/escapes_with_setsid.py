@@ -14,12 +14,18 @@ import numpy as np
 # nothing about escapes.
 first = os.fork()
 if first == 0:
-    os.setsid()
-    ctypes.CDLL(None).prctl(15, b"escaped-setsid", 0, 0, 0)  # PR_SET_NAME, inherited by the fork below
-    if os.fork() == 0:
-        time.sleep(1234.5)
-    os._exit(0)
-os.waitpid(first, 0)
+    escaped = 1  # what this process exits with: 0 once the escapee is started
+    try:
+        os.setsid()
+        ctypes.CDLL(None).prctl(15, b"escaped-setsid", 0, 0, 0)  # PR_SET_NAME, inherited by the fork below
+        if os.fork() == 0:
+            time.sleep(1234.5)
+            os._exit(0)
+        escaped = 0
+    finally:
+        os._exit(escaped)  # never back into the child's code, whatever failed
+if os.waitpid(first, 0)[1] != 0:
+    raise RuntimeError("the process meant to escape the session did not start")
 
 
 def scaled_sum(x, scale):
