@@ -348,3 +348,70 @@ def test_a_rule_may_let_its_accepted_file_keep_less_than_half_the_tolerance_only
     manifest.write_text(original.replace("\n[rules.", "\n" + wider + "\n[rules.", 1), encoding="utf-8")
     assert main(["check", "toy_resume"]) == 2
     assert "accepted_within must be a number above 0.5 and below 1" in capsys.readouterr().err
+
+
+def test_the_check_finds_the_same_on_one_child_and_on_three(course, capsys, monkeypatch, tmp_path):
+    from grader.authoring import discrimination
+
+    started = []
+    start = discrimination.PendingTables.start
+
+    def counted(self):
+        started.append(len(self.runs))
+        return start(self)
+
+    monkeypatch.setattr(discrimination.PendingTables, "start", counted)
+    printed = {}
+    for jobs in (1, 3):
+        monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))  # nothing read from the other
+        assert main(["check", "toy_resume", "--jobs", str(jobs)]) == 0
+        printed[jobs] = capsys.readouterr().out
+    assert started == [1, 3]
+    assert "[sound]" in printed[1] and printed[1] == printed[3]
+
+
+def test_each_child_of_the_check_runs_every_file_on_its_own_share_of_the_cases(course):
+    from grader.authoring.discrimination import _shares, hidden_cases, table_files
+
+    problem = course.problem("toy_resume")
+    files = {problem.id: table_files(course, problem)}
+    cases = {problem.id: hidden_cases(problem, [None, "check-1"])}
+    for children in (1, 2, 3, 5):
+        shares = _shares([problem], files, cases, children)
+        assert len(shares) == children
+        seen = [
+            (label, case.index)
+            for share in shares
+            for request in share
+            for label in request.paths
+            for case in request.cases
+        ]
+        everything = {(label, case.index) for label in files[problem.id] for case in cases[problem.id]}
+        assert sorted(seen) == sorted(everything)  # every file on every case, once
+
+
+def test_the_check_starts_a_child_per_core_within_its_bounds_and_the_memory(monkeypatch):
+    from grader.authoring.discrimination import MAX_CHILDREN, MIN_CHILDREN
+    from grader.running import limits as limits_module
+    from grader.running.limits import GIB, Limits, children_that_fit
+
+    limits = Limits(memory_bytes=4 * GIB)
+    for cores, memory, children in (
+        (1, 64 * GIB, 2),  # at least two, as on any machine
+        (4, 64 * GIB, 4),
+        (64, 512 * GIB, MAX_CHILDREN),
+        (16, 14 * GIB, 3),  # what the memory holds at 4 GiB a child
+        (16, 3 * GIB, 2),
+        (16, None, 8),  # no /proc/meminfo: the cores decide
+    ):
+        monkeypatch.setattr(limits_module.os, "sched_getaffinity", lambda _, n=cores: set(range(n)))
+        monkeypatch.setattr(limits_module, "_memory_available", lambda m=memory: m)
+        assert children_that_fit(limits, MIN_CHILDREN, MAX_CHILDREN) == children, (cores, memory)
+    unlimited = Limits(memory_bytes=None)
+    assert children_that_fit(unlimited, MIN_CHILDREN, MAX_CHILDREN) == 8  # no memory limit: the cores decide
+
+
+@pytest.mark.parametrize("jobs", ["0", "-2"])
+def test_check_refuses_fewer_than_one_job(course, jobs, capsys):
+    assert main(["check", "toy_resume", "--jobs", jobs]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err

@@ -224,9 +224,10 @@ def check_problems(
     secrets: Sequence[str] = DEFAULT_SECRETS,
     *,
     settings: Settings,
+    jobs: int | None = None,
 ) -> list[ProblemCheck]:
     """Checks every problem of `problems` under the GRADE_* `settings`, sharing the child processes between
-    them."""
+    them: `jobs` children compute the tables (by default one per core: discrimination.default_children)."""
     limits = checking_limits(settings)
     findings = {
         problem.id: file_findings(course, problem)
@@ -245,7 +246,7 @@ def check_problems(
     files = {p.id: ready[p.id] for p in with_reference}
     # The tables first, in the background: the stub's and the reference's grading (one child at a time)
     # would otherwise leave a core idle.
-    pending = PendingTables(with_reference, files, measured, limits, practice_store(settings)).start()
+    pending = PendingTables(with_reference, files, measured, limits, practice_store(settings), jobs).start()
     stubs = _grade(Grader(course, limits=limits), [(p, p.stub_path) for p in runnable])
     for problem, result in zip(runnable, stubs, strict=True):
         findings[problem.id].append(_stub_finding(result))

@@ -29,10 +29,11 @@ from grader.expected.trusted import (
 )
 from grader.grading.compare import compare_outputs
 from grader.protocol.payloads import Returned
-from grader.running.limits import Limits
+from grader.running.limits import Limits, children_that_fit
 from grader.settings import Settings
 
-CHILDREN = 2  # trusted children computing one table side by side
+MIN_CHILDREN = 2  # trusted children computing the tables side by side, on any machine
+MAX_CHILDREN = 8  # the most that one check starts unless told (`grade check --jobs N`)
 PITFALL_AIM = 10.0  # smallest error ratio of a pitfall on its families
 VARIANT_AIM = 0.5  # largest error ratio of a correct variant
 AIMS = {"pitfall": f">= {PITFALL_AIM:g}", "variant": f"<= {VARIANT_AIM:g}", "mistake": "> 1"}  # as printed
@@ -149,14 +150,15 @@ def discrimination_tables(
     limits: Limits,
 ) -> dict[str, Table]:
     """Runs each problem's files (`files[problem.id]`, labelled as `table_files` does) on the hidden cases
-    of the given secrets (None: the practice cases), every problem in the same two children under `limits`,
+    of the given secrets (None: the practice cases), every problem in the same children under `limits`,
     and returns each problem's table."""
     return PendingTables(problems, files, secrets, limits).start().tables()
 
 
 class PendingTables:
     """The discrimination tables of several problems, computed in the background once `start()` is called
-    (in CHILDREN trusted children that share the work: see `_shares`); `tables()` waits for them."""
+    (in `children` trusted children that share the work, by default one per core: see `_shares`);
+    `tables()` waits for them."""
 
     def __init__(
         self,
@@ -165,12 +167,14 @@ class PendingTables:
         secrets: Sequence[str | None],
         limits: Limits,
         store: OutputStore | None = None,
+        children: int | None = None,
     ) -> None:
         """With a `store`, outputs found there are not computed again, and those computed are kept there:
         the check's secrets are public names, so its hidden cases are as public as the practice ones."""
         self.problems, self.files = list(problems), files
         self.cases = {problem.id: hidden_cases(problem, secrets) for problem in problems}
-        shares = _shares(self.problems, files, self.cases)
+        children = children or children_that_fit(limits, MIN_CHILDREN, MAX_CHILDREN)
+        shares = _shares(self.problems, files, self.cases, children)
         self.runs = [TrustedOutputs(requests, limits, store) for requests in shares if requests]
 
     def start(self) -> PendingTables:
@@ -187,20 +191,23 @@ class PendingTables:
 
 
 def _shares(
-    problems: Sequence[Problem], files: dict[str, dict[str, Path]], cases: dict[str, list[Case]]
+    problems: Sequence[Problem],
+    files: dict[str, dict[str, Path]],
+    cases: dict[str, list[Case]],
+    children: int,
 ) -> list[list[TrustedRequest]]:
-    """What each of the CHILDREN computes: every file of every problem, on its share of each problem's cases
-    (every other case), so that a file that costs minutes (a natural mistake that broadcasts to N x N) costs
-    each child half of them and both cores stay busy to the end. The first child goes through the problems
-    and their files in order, the second from the last: a program that both compile (a file jitted once per
-    family of shapes) is compiled by the first to reach it, and read from the course's compilation cache by
-    the other."""
+    """What each of the `children` computes: every file of every problem, on its share of each problem's
+    cases (every n-th case), so that a file that costs minutes (a natural mistake that broadcasts to N x N)
+    costs each child its share of them and every core stays busy to the end. Even children go through the
+    problems and their files in order, odd ones from the last: a program that several compile (a file jitted
+    once per family of shapes) is compiled by the first to reach it, and read from the course's compilation
+    cache by the others."""
     shares: list[list[TrustedRequest]] = []
-    for child in range(CHILDREN):
+    for child in range(children):
         forward = child % 2 == 0
         requests = []
         for problem in problems if forward else reversed(problems):
-            mine = cases[problem.id][child::CHILDREN]
+            mine = cases[problem.id][child::children]
             paths = files[problem.id] if forward else dict(reversed(files[problem.id].items()))
             if mine and paths:
                 requests.append(TrustedRequest(problem, paths, mine))

@@ -166,6 +166,13 @@ def _check(argv: list[str]) -> int:
     )
     parser.add_argument("--families", action="store_true", help="also print the ratios per case family")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="children that run the course's files side by side (default: one per core, 2 to 8, as many as "
+        "the memory available holds at each child's memory limit)",
+    )
+    parser.add_argument(
         "--record",
         action="store_true",
         help="write what was measured on this platform to problems/<id>/margins.toml (then `grade docs`)",
@@ -175,10 +182,12 @@ def _check(argv: list[str]) -> int:
         raise UsageError("give problem ids or --all")
     if args.secrets < 1:
         raise UsageError("--secrets must be at least 1")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     course, settings = course_and_settings()
     problems = course.problems(drafts=True) if args.all else [course.problem(i) for i in args.ids]
     secrets = [*DEFAULT_SECRETS, *(f"check-{n}" for n in range(len(DEFAULT_SECRETS) + 1, args.secrets + 1))]
-    checks = check_problems(course, problems, secrets[: args.secrets], settings=settings)
+    checks = check_problems(course, problems, secrets[: args.secrets], settings=settings, jobs=args.jobs)
     for check in checks:
         print(check.render(families=args.families) + "\n", flush=True)
         if args.record and check.table is not None:

@@ -31,7 +31,7 @@ grade list [--root DIR]
                    [--low-memory] [--require-sandbox] [--shard K/N] [--insights] [--profiles]
        grade merge SHARD.csv... --out GRADEBOOK.csv [--insights]
        grade insights GRADEBOOK.csv | ROSTER_DIR --out GRADEBOOK.csv [--page PAGE.html]
-       grade check ID... | --all [--secrets N] [--families] [--record]
+       grade check ID... | --all [--secrets N] [--jobs N] [--families] [--record]
        grade new ID [--pitfall NAME --from-group N --gradebook GRADEBOOK.csv]
        grade docs [--check]
 FORMAT is one of: """ + ", ".join(FORMATS)

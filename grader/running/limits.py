@@ -42,6 +42,33 @@ class Limits:
         return int((self.start_timeout + self.timeout * max(cases, 1)) * (os.cpu_count() or 1)) + 1
 
 
+def children_that_fit(limits: Limits, least: int, most: int) -> int:
+    """How many children to run side by side: one per core this process may run on, from `least` up to
+    `most`, and above `least` only as many as the memory available holds at each child's memory limit
+    (the most a child may take, and so what the machine must hold for each)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    children = max(least, min(cores, most))
+    available = _memory_available()
+    if limits.memory_bytes and available is not None:
+        children = min(children, max(least, available // limits.memory_bytes))
+    return children
+
+
+def _memory_available() -> int | None:
+    """MemAvailable of /proc/meminfo in bytes, or None where it cannot be read."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def describe_size(size: int) -> str:
     """Returns a byte count the way people write it: 4 GiB, 512 MiB."""
     for unit, scale in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
