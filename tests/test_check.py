@@ -396,19 +396,41 @@ def test_the_check_starts_a_child_per_core_within_its_bounds_and_the_memory(monk
     from grader.running.limits import GIB, Limits, children_that_fit
 
     limits = Limits(memory_bytes=4 * GIB)
-    for cores, memory, children in (
-        (1, 64 * GIB, 2),  # at least two, as on any machine
-        (4, 64 * GIB, 4),
-        (64, 512 * GIB, MAX_CHILDREN),
-        (16, 14 * GIB, 3),  # what the memory holds at 4 GiB a child
-        (16, 3 * GIB, 2),
-        (16, None, 8),  # no /proc/meminfo: the cores decide
+    for cores, quota, memory, children in (
+        (1, None, 64 * GIB, 2),  # at least two, as on any machine
+        (4, None, 64 * GIB, 4),
+        (64, None, 512 * GIB, MAX_CHILDREN),
+        (64, 3, 512 * GIB, 3),  # a container limited to 3 cores' worth of time sees all 64
+        (16, None, 14 * GIB, 3),  # what the memory holds at 4 GiB a child
+        (16, None, 3 * GIB, 2),
+        (16, None, None, 8),  # no /proc/meminfo: the cores decide
     ):
         monkeypatch.setattr(limits_module.os, "sched_getaffinity", lambda _, n=cores: set(range(n)))
+        monkeypatch.setattr(limits_module, "cpu_quota", lambda q=quota: q)
         monkeypatch.setattr(limits_module, "_memory_available", lambda m=memory: m)
-        assert children_that_fit(limits, MIN_CHILDREN, MAX_CHILDREN) == children, (cores, memory)
+        assert children_that_fit(limits, MIN_CHILDREN, MAX_CHILDREN) == children, (cores, quota, memory)
     unlimited = Limits(memory_bytes=None)
     assert children_that_fit(unlimited, MIN_CHILDREN, MAX_CHILDREN) == 8  # no memory limit: the cores decide
+
+
+@pytest.mark.parametrize(
+    "files, cores",
+    [
+        ({"cpu.max": "150000 100000\n"}, 2),  # cgroup v2, --cpus=1.5
+        ({"cpu.max": "max 100000\n"}, None),
+        ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3),  # cgroup v1
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({"cpu.max": "garbled\n"}, None),
+        ({}, None),
+    ],
+)
+def test_a_containers_cpu_limit_is_read_from_its_control_group(tmp_path, files, cores):
+    from grader.running.limits import cpu_quota
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert cpu_quota(tmp_path) == cores
 
 
 @pytest.mark.parametrize("jobs", ["0", "-2"])

@@ -227,7 +227,8 @@ def check_problems(
     jobs: int | None = None,
 ) -> list[ProblemCheck]:
     """Checks every problem of `problems` under the GRADE_* `settings`, sharing the child processes between
-    them: `jobs` children compute the tables (by default one per core: discrimination.default_children)."""
+    them: `jobs` children compute the tables (by default one per core: running/limits.py's
+    children_that_fit)."""
     limits = checking_limits(settings)
     findings = {
         problem.id: file_findings(course, problem)

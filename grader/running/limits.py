@@ -3,8 +3,10 @@ environment (grader/settings.py) ride along, so that every child is started with
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from grader.running.packages import may_use_gpu
 from grader.settings import Settings
@@ -50,11 +52,34 @@ def children_that_fit(limits: Limits, least: int, most: int) -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         cores = os.cpu_count() or 1
+    quota = cpu_quota()
+    if quota is not None:  # a container's CPU limit: its cores are visible, most of their time is not
+        cores = min(cores, quota)
     children = max(least, min(cores, most))
     available = _memory_available()
     if limits.memory_bytes and available is not None:
         children = min(children, max(least, available // limits.memory_bytes))
     return children
+
+
+def cpu_quota(cgroups: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """The cores' worth of CPU time this process's control group may use (a container's `--cpus`, rounded
+    up), or None where none is set or it cannot be read: cgroup v2's cpu.max, else v1's CFS quota."""
+    try:
+        quota, period = (cgroups / "cpu.max").read_text(encoding="ascii").split()[:2]
+    except (OSError, ValueError):
+        try:
+            quota = (cgroups / "cpu" / "cpu.cfs_quota_us").read_text(encoding="ascii").strip()
+            period = (cgroups / "cpu" / "cpu.cfs_period_us").read_text(encoding="ascii").strip()
+        except OSError:
+            return None
+    try:
+        quota_us, period_us = int(quota), int(period)
+    except ValueError:  # "max": no limit
+        return None
+    if quota_us <= 0 or period_us <= 0:  # v1's -1: no limit
+        return None
+    return max(1, math.ceil(quota_us / period_us))
 
 
 def _memory_available() -> int | None:
