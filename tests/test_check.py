@@ -409,6 +409,7 @@ def test_the_check_starts_a_child_per_core_within_its_bounds_and_the_memory(monk
         monkeypatch.setattr(limits_module, "cpu_quota", lambda q=quota: q)
         monkeypatch.setattr(limits_module, "_memory_available", lambda m=memory: m)
         assert children_that_fit(limits, MIN_CHILDREN, MAX_CHILDREN) == children, (cores, quota, memory)
+    monkeypatch.setattr(limits_module, "_memory_available", lambda: 3 * GIB)  # 2 at a 4 GiB limit
     unlimited = Limits(memory_bytes=None)
     assert children_that_fit(unlimited, MIN_CHILDREN, MAX_CHILDREN) == 8  # no memory limit: the cores decide
 
